@@ -4,22 +4,39 @@ Follows Vaswani et al. (2017), "Attention Is All You Need", equation (1):
 ``softmax(Q Kᵀ / √d_k) V``. The mask convention is PyTorch's
 ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask where
 **True means "may attend"**.
+
+Two older scoring rules sit beside it: ``AdditiveAttention`` follows Bahdanau, Cho and
+Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and Translate",
+and ``attention_pooling`` is the Nadaraya (1964) and Watson (1964) kernel regression
+that attention generalises.
 """
 
 import math
+import numbers
 
 import torch
+from torch import nn
 
-from attention_qa.validation import broadcast_or_raise, require_tensor, shape_str
+from attention_qa.validation import (
+    broadcast_or_raise,
+    require_positive_int,
+    require_tensor,
+    shape_str,
+)
 
 
-def _check_qkv(q, k, v, mask) -> None:
+def _check_qkv(q, k, v, mask, same_d_k: bool = True) -> None:
+    """Validate q, k, v and mask for attention over (..., n, m) scores.
+
+    same_d_k=False drops the check that q and k share their last dim: additive
+    attention projects each into its own hidden space, so d_query and d_key may differ.
+    """
     for name, x in (("q", q), ("k", k), ("v", v)):
         require_tensor(name, x, min_ndim=2, floating=True)
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
     d_k = q.shape[-1]
-    if k.shape[-1] != d_k:
+    if same_d_k and k.shape[-1] != d_k:
         raise ValueError(
             f"k has shape {shape_str(k.shape)} but q has d_k={d_k}; "
             f"k must be (..., m, {d_k})"
@@ -66,4 +83,117 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
         # A fully masked row would otherwise be uniform over forbidden keys.
         weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
     output = weights @ v  # (..., n, d_v)
+    return output, weights
+
+
+def _masked_softmax(scores, mask):
+    """Softmax over the keys (last axis) that leaves zero weights on fully masked rows."""
+    if mask is not None:
+        # The most negative finite value of the dtype: -inf would turn a fully masked
+        # row into NaN, and -1e9 would overflow float16.
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-1)  # (..., n, m)
+    if mask is not None:
+        # A fully masked row would otherwise be uniform over forbidden keys.
+        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    return weights
+
+
+class AdditiveAttention(nn.Module):
+    """Additive (Bahdanau) attention: ``score(q, k) = w_vᵀ tanh(W_q q + W_k k)``.
+
+    Bahdanau et al. (2015), section 3.1 and appendix A.1.2. The projections carry no
+    bias, as in the paper's score: ``W_q.weight`` is (d_hidden, d_query), ``W_k.weight``
+    is (d_hidden, d_key) and ``w_v.weight`` is (1, d_hidden), the row vector w_vᵀ.
+    Because the query and key are projected separately, d_query and d_key need not be
+    equal, unlike in a dot product.
+
+    ``forward(q, k, v, mask=None)`` follows ``scaled_dot_product_attention``:
+    q: (..., n, d_query), k: (..., m, d_key), v: (..., m, d_v), leading dims broadcast;
+    mask: boolean, broadcastable to (..., n, m), True = may attend. It returns
+    ``(output (..., n, d_v), weights (..., n, m))``; a query whose keys are all masked
+    gets zero weights and a zero output.
+    """
+
+    def __init__(self, d_query: int, d_key: int, d_hidden: int):
+        super().__init__()
+        self.d_query = require_positive_int("d_query", d_query)
+        self.d_key = require_positive_int("d_key", d_key)
+        self.d_hidden = require_positive_int("d_hidden", d_hidden)
+        self.W_q = nn.Linear(d_query, d_hidden, bias=False)
+        self.W_k = nn.Linear(d_key, d_hidden, bias=False)
+        self.w_v = nn.Linear(d_hidden, 1, bias=False)
+
+    def forward(self, q, k, v, mask=None):
+        _check_qkv(q, k, v, mask, same_d_k=False)
+        if q.shape[-1] != self.d_query:
+            raise ValueError(
+                f"q has shape {shape_str(q.shape)} but this module has d_query={self.d_query}; "
+                f"q must be (..., n, {self.d_query})"
+            )
+        if k.shape[-1] != self.d_key:
+            raise ValueError(
+                f"k has shape {shape_str(k.shape)} but this module has d_key={self.d_key}; "
+                f"k must be (..., m, {self.d_key})"
+            )
+        if q.dtype != self.W_q.weight.dtype:
+            raise TypeError(
+                f"q, k and v have dtype {q.dtype} but the module's weights have dtype "
+                f"{self.W_q.weight.dtype}; convert one to match (e.g. module.to(q.dtype))"
+            )
+        q_h = self.W_q(q)  # (..., n, d_hidden)
+        k_h = self.W_k(k)  # (..., m, d_hidden)
+        # Every query meets every key: broadcast to one hidden vector per (query, key) pair.
+        features = torch.tanh(q_h.unsqueeze(-2) + k_h.unsqueeze(-3))  # (..., n, m, d_hidden)
+        scores = self.w_v(features).squeeze(-1)  # (..., n, m)
+        weights = _masked_softmax(scores, mask)  # (..., n, m)
+        output = weights @ v  # (..., n, d_v)
+        return output, weights
+
+
+def attention_pooling(queries, keys, values, bandwidth):
+    """Return ``(output, weights)`` of Gaussian-kernel Nadaraya–Watson pooling.
+
+    queries: (n,), keys: (m,), values: (m,), all 1-D floating tensors of one dtype.
+    bandwidth: a positive number, or a positive 0-d tensor (so it can be learned).
+
+    ``weights[i, j] = softmax_j(−(queries[i] − keys[j])² / (2·bandwidth²))`` is (n, m)
+    and ``output = weights @ values`` is (n,): each output is a weighted average of the
+    values whose keys lie near the query.
+    """
+    for name, x in (("queries", queries), ("keys", keys), ("values", values)):
+        require_tensor(name, x, floating=True)
+        if x.ndim != 1:
+            want = "(n,)" if name == "queries" else "(m,)"
+            raise ValueError(f"{name} has shape {shape_str(x.shape)} but must be 1-D {want}")
+    if not queries.dtype == keys.dtype == values.dtype:
+        raise TypeError(
+            f"queries, keys and values must share a dtype, got {queries.dtype}, "
+            f"{keys.dtype} and {values.dtype}"
+        )
+    m = keys.shape[0]
+    if m == 0:
+        raise ValueError("keys has shape (0,) but needs at least one key to average over")
+    if values.shape[0] != m:
+        raise ValueError(
+            f"values has shape {shape_str(values.shape)} but keys has m={m}; "
+            f"values must be ({m},)"
+        )
+    if isinstance(bandwidth, torch.Tensor):
+        if bandwidth.ndim != 0 or not bandwidth.is_floating_point():
+            raise ValueError(
+                f"bandwidth must be a number or a 0-d floating tensor, got a tensor of "
+                f"shape {shape_str(bandwidth.shape)} and dtype {bandwidth.dtype}"
+            )
+        positive = bool(bandwidth > 0) and bool(torch.isfinite(bandwidth))
+    elif isinstance(bandwidth, numbers.Real) and not isinstance(bandwidth, bool):
+        positive = 0 < bandwidth < math.inf
+    else:
+        raise TypeError(f"bandwidth must be a positive number, got {type(bandwidth).__name__}")
+    if not positive:
+        raise ValueError(f"bandwidth must be a positive, finite number, got {bandwidth!r}")
+    diffs = queries.unsqueeze(1) - keys.unsqueeze(0)  # (n, m)
+    scores = -(diffs**2) / (2 * bandwidth**2)  # (n, m)
+    weights = torch.softmax(scores, dim=-1)  # (n, m)
+    output = weights @ values  # (n,)
     return output, weights

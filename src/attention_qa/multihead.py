@@ -1,0 +1,172 @@
+"""Multi-head attention, with grouped-query attention as a special case, and its costs.
+
+Follows Vaswani et al. (2017), "Attention Is All You Need", section 3.2.2:
+``MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_O`` with
+``head_i = Attention(Q W_Q_i, K W_K_i, V W_V_i)``. Grouped-query attention follows
+Ainslie et al. (2023), "GQA": ``num_kv_heads`` key/value heads are shared by groups of query
+heads (``num_kv_heads = 1`` is Shazeer's (2019) multi-query attention). Query head i uses
+key/value head ``i // (num_heads // num_kv_heads)``, the grouping of PyTorch's
+``scaled_dot_product_attention(..., enable_gqa=True)``.
+
+Masks are boolean with **True = may attend**, like the rest of the package; beware that
+``torch.nn.MultiheadAttention`` reads a boolean mask the other way round.
+"""
+
+import torch
+from torch import nn
+
+from attention_qa.attention import scaled_dot_product_attention
+from attention_qa.validation import require_positive_int, require_tensor, shape_str
+
+
+class MultiHeadAttention(nn.Module):
+    """``h`` heads of scaled dot-product attention, each of width ``d_k = d_model // h``.
+
+    ``w_q`` and ``w_o`` map ``d_model → d_model``; ``w_k`` and ``w_v`` map
+    ``d_model → num_kv_heads · d_k``, so with fewer key/value heads the K/V projections
+    (and the K/V cache) shrink by ``num_heads / num_kv_heads``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, num_kv_heads: int | None = None,
+                 bias: bool = True):
+        super().__init__()
+        require_positive_int("d_model", d_model)
+        require_positive_int("num_heads", num_heads)
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"num_heads={num_heads} must divide d_model={d_model} so that every head "
+                f"gets the same width d_k = d_model / num_heads"
+            )
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        require_positive_int("num_kv_heads", num_kv_heads)
+        if num_heads % num_kv_heads != 0:
+            raise ValueError(
+                f"num_kv_heads={num_kv_heads} must divide num_heads={num_heads} so that every "
+                f"key/value head serves the same number of query heads"
+            )
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads
+        self.d_k = d_model // num_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
+        self.w_v = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"d_model={self.d_model}, num_heads={self.num_heads}, "
+            f"num_kv_heads={self.num_kv_heads}"
+        )
+
+    def _check_inputs(self, query, key, value) -> None:
+        d = self.d_model
+        for name, x, length in (("query", query, "n"), ("key", key, "m"), ("value", value, "m")):
+            require_tensor(name, x, floating=True)
+            if x.ndim != 3 or x.shape[-1] != d:
+                raise ValueError(
+                    f"{name} has shape {shape_str(x.shape)} but must be (B, {length}, {d}) "
+                    f"with d_model={d}"
+                )
+        batch, m = query.shape[0], key.shape[1]
+        if key.shape[0] != batch:
+            raise ValueError(
+                f"key has shape {shape_str(key.shape)} but query has B={batch}; "
+                f"key must be ({batch}, m, {d})"
+            )
+        if value.shape[:2] != key.shape[:2]:
+            raise ValueError(
+                f"value has shape {shape_str(value.shape)} but key has shape "
+                f"{shape_str(key.shape)}; value must be ({batch}, {m}, {d})"
+            )
+        weight_dtype = self.w_q.weight.dtype
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            if x.dtype != weight_dtype:
+                raise TypeError(
+                    f"{name} has dtype {x.dtype} but the module's weights have dtype "
+                    f"{weight_dtype}; convert one to match (e.g. module.to({name}.dtype))"
+                )
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(output, weights)``: output (B, n, d_model), weights (B, h, n, m).
+
+        query: (B, n, d_model); key, value: (B, m, d_model); pass the same tensor three times
+        for self-attention. mask: boolean, broadcastable to (B, h, n, m), True = may attend;
+        a query whose keys are all masked gets zero weights (its output is then ``w_o``'s bias).
+        """
+        self._check_inputs(query, key, value)
+        B, n, _ = query.shape
+        m = key.shape[1]
+        h, h_kv, d_k = self.num_heads, self.num_kv_heads, self.d_k
+        q = self.w_q(query)  # (B, n, d_model)
+        k = self.w_k(key)  # (B, m, h_kv·d_k)
+        v = self.w_v(value)  # (B, m, h_kv·d_k)
+        # Split the features into heads, then move the head axis in front of the tokens so
+        # that each head is an independent (tokens × d_k) attention problem. A plain
+        # view(B, h, n, d_k) would instead cut the token axis into pieces.
+        q = q.view(B, n, h, d_k)  # (B, n, d_model) → (B, n, h, d_k)
+        q = q.transpose(1, 2)  # (B, h, n, d_k)
+        k = k.view(B, m, h_kv, d_k).transpose(1, 2)  # (B, m, h_kv, d_k) → (B, h_kv, m, d_k)
+        v = v.view(B, m, h_kv, d_k).transpose(1, 2)  # (B, m, h_kv, d_k) → (B, h_kv, m, d_k)
+        return self._attend(q, k, v, mask)
+
+    def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Attention on heads already split: q (B, h, n, d_k), k and v (B, h_kv, m, d_k).
+
+        Shared by ``forward`` and by the K/V-cached decoding in ``attention_qa.models``,
+        which keeps k and v of earlier positions instead of recomputing them.
+        """
+        B, h, n, d_k = q.shape
+        group = h // self.num_kv_heads
+        if group > 1:
+            # Repeat each K/V head for its `group` query heads, consecutively, so that query
+            # head i reads K/V head i // group (as enable_gqa does), not i % num_kv_heads.
+            k = k.repeat_interleave(group, dim=1)  # (B, h, m, d_k)
+            v = v.repeat_interleave(group, dim=1)  # (B, h, m, d_k)
+        out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, n, d_k), (B, h, n, m)
+        # Undo the split: heads back next to their features, then concatenate them.
+        # The transpose must come first; out.view(B, n, d_model) would mix tokens and heads.
+        out = out.transpose(1, 2)  # (B, h, n, d_k) → (B, n, h, d_k)
+        out = out.reshape(B, n, h * d_k)  # (B, n, d_model)
+        return self.w_o(out), weights  # (B, n, d_model), (B, h, n, m)
+
+
+def attention_flops(batch: int, n: int, m: int, d_model: int) -> int:
+    """FLOPs of one multi-head attention forward (as many K/V heads as query heads).
+
+    A multiply-add counts as 2 FLOPs.
+
+    Counts the matrix products only: Q projection on n tokens (2·B·n·d²), K and V projections
+    on m tokens (2 · 2·B·m·d²), scores Q Kᵀ (2·B·n·m·d, summed over the heads since
+    h · d_k = d), weights × V (2·B·n·m·d) and the output projection (2·B·n·d²). Bias adds,
+    scaling, masking and the softmax are O(B·h·n·m) or less and are left out, as
+    ``torch.utils.flop_counter.FlopCounterMode`` leaves them out, so the number does not
+    depend on h. For n = m it equals ``4·B·n·d·(2d + n)``: the n² term overtakes the d² term
+    once n > 2d.
+    """
+    for name, value in (("batch", batch), ("n", n), ("m", m), ("d_model", d_model)):
+        require_positive_int(name, value)
+    d = d_model
+    projections = 2 * batch * (n * d * d + 2 * m * d * d + n * d * d)  # W_Q, W_K, W_V, W_O
+    attention = 2 * batch * (2 * n * m * d)  # Q Kᵀ and weights × V
+    return projections + attention
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, d_head: int, seq_len: int,
+                   batch: int = 1, bytes_per_element: int | float = 2) -> int | float:
+    """Bytes of the K/V cache: ``2 · layers · kv_heads · d_head · seq_len · batch · bytes``.
+
+    The leading 2 is for K and V. ``bytes_per_element`` is 2 for float16/bfloat16, 4 for
+    float32, 1 for int8 (0.5 for 4-bit). Fewer K/V heads (GQA, MQA) shrink it in proportion.
+    """
+    for name, value in (("num_layers", num_layers), ("num_kv_heads", num_kv_heads),
+                        ("d_head", d_head), ("seq_len", seq_len), ("batch", batch)):
+        require_positive_int(name, value)
+    if (isinstance(bytes_per_element, bool) or not isinstance(bytes_per_element, (int, float))
+            or not bytes_per_element > 0):
+        raise ValueError(
+            f"bytes_per_element must be a positive number, got {bytes_per_element!r}"
+        )
+    return 2 * num_layers * num_kv_heads * d_head * seq_len * batch * bytes_per_element

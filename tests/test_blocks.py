@@ -1,0 +1,291 @@
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from attention_qa.blocks import FeedForward, LayerNorm, TransformerBlock
+from attention_qa.masks import causal_mask
+
+
+def rand(*shape, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=dtype)
+
+
+def randomise_(module, seed=0):
+    """Random values for every parameter, so LayerNorm's weight and bias are not 1 and 0."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) * 0.5)
+    return module
+
+
+# --- LayerNorm ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(8,), (3, 8), (2, 5, 8)])
+@pytest.mark.parametrize("eps", [1e-5, 0.1])
+def test_layernorm_matches_torch(shape, eps):
+    ours = randomise_(LayerNorm(8, eps=eps).double(), seed=1)
+    ref = nn.LayerNorm(8, eps=eps).double()
+    with torch.no_grad():
+        ref.weight.copy_(ours.weight)
+        ref.bias.copy_(ours.bias)
+    x = rand(*shape, seed=2) * 3 + 1
+    torch.testing.assert_close(ours(x), ref(x))
+    # The gradients agree too, for the input and both parameters.
+    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (ours(x1) ** 3).sum().backward()
+    (ref(x2) ** 3).sum().backward()
+    torch.testing.assert_close(x1.grad, x2.grad)
+    torch.testing.assert_close(ours.weight.grad, ref.weight.grad)
+    torch.testing.assert_close(ours.bias.grad, ref.bias.grad)
+
+
+def test_layernorm_fresh_layer_normalises_with_biased_variance():
+    ln = LayerNorm(4, eps=1e-12).double()
+    assert torch.equal(ln.weight, torch.ones(4, dtype=torch.float64))
+    assert torch.equal(ln.bias, torch.zeros(4, dtype=torch.float64))
+    y = ln(torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64))
+    # mean 2.5, biased variance 1.25 (the unbiased 5/3 would give a different answer).
+    expected = (torch.tensor([1.0, 2.0, 3.0, 4.0]) - 2.5) / math.sqrt(1.25)
+    torch.testing.assert_close(y[0], expected.double())
+    torch.testing.assert_close(y.mean(-1), torch.zeros(1, dtype=torch.float64))
+
+
+def test_layernorm_constant_row_is_finite():
+    y = LayerNorm(5)(torch.full((2, 5), 7.0))
+    assert torch.equal(y, torch.zeros(2, 5))
+
+
+@settings(max_examples=25, deadline=None)
+@given(d_model=st.integers(1, 12), rows=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_layernorm_property(d_model, rows, seed):
+    ours = randomise_(LayerNorm(d_model).double(), seed=seed)
+    ref = nn.LayerNorm(d_model).double()
+    ref.load_state_dict(ours.state_dict())
+    x = rand(rows, d_model, seed=seed) * 10
+    torch.testing.assert_close(ours(x), ref(x))
+
+
+def test_layernorm_state_dict_matches_torch_names():
+    assert set(LayerNorm(3).state_dict()) == set(nn.LayerNorm(3).state_dict())
+
+
+@pytest.mark.parametrize("eps", [0, -1e-5, math.inf, True, "1e-5"])
+def test_layernorm_bad_eps(eps):
+    with pytest.raises(ValueError, match="eps must be a positive, finite number"):
+        LayerNorm(4, eps=eps)
+
+
+def test_layernorm_bad_arguments():
+    with pytest.raises(ValueError, match="d_model must be a positive integer, got 0"):
+        LayerNorm(0)
+    with pytest.raises(ValueError, match=r"x has shape \(2, 5\) but this module has d_model=4"):
+        LayerNorm(4)(torch.zeros(2, 5))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor, got list"):
+        LayerNorm(2)([1.0, 2.0])
+    with pytest.raises(TypeError, match="x must be a floating-point tensor"):
+        LayerNorm(2)(torch.ones(2, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"needs at least 1 dimensions"):
+        LayerNorm(1)(torch.tensor(1.0))
+
+
+# --- FeedForward --------------------------------------------------------------------------
+
+
+def test_feedforward_is_linear_relu_linear():
+    ffn = randomise_(FeedForward(4, 10).double(), seed=3)
+    x = rand(2, 3, 4, seed=4)
+    W1, b1 = ffn.linear1.weight, ffn.linear1.bias
+    W2, b2 = ffn.linear2.weight, ffn.linear2.bias
+    expected = torch.clamp(x @ W1.T + b1, min=0) @ W2.T + b2  # max(0, x W_1 + b_1) W_2 + b_2
+    assert W1.shape == (10, 4) and W2.shape == (4, 10)
+    torch.testing.assert_close(ffn(x), expected)
+
+
+def test_feedforward_is_position_wise():
+    ffn = randomise_(FeedForward(4, 6).double(), seed=5)
+    x = rand(2, 5, 4, seed=6)
+    out = ffn(x)
+    for b in range(2):
+        for pos in range(5):
+            torch.testing.assert_close(out[b, pos], ffn(x[b, pos]))
+    # Changing one position leaves every other position's output unchanged.
+    x2 = x.clone()
+    x2[1, 2] += 1.0
+    out2 = ffn(x2)
+    changed = (out2 - out).abs().sum(-1) > 0  # (B, n)
+    assert changed.tolist() == [[False] * 5, [False, False, True, False, False]]
+
+
+def test_feedforward_bad_arguments():
+    with pytest.raises(ValueError, match="d_ff must be a positive integer, got -3"):
+        FeedForward(4, -3)
+    with pytest.raises(ValueError, match="d_model must be a positive integer, got 4.0"):
+        FeedForward(4.0, 8)
+    with pytest.raises(ValueError, match=r"x has shape \(3, 5\) but this module has d_model=4"):
+        FeedForward(4, 8)(torch.zeros(3, 5))
+
+
+# --- TransformerBlock ---------------------------------------------------------------------
+
+
+def to_torch_layer(block: TransformerBlock, d_ff: int) -> nn.TransformerEncoderLayer:
+    """An nn.TransformerEncoderLayer holding the same weights as our block."""
+    attn = block.attn
+    ref = nn.TransformerEncoderLayer(
+        block.d_model,
+        attn.num_heads,
+        dim_feedforward=d_ff,
+        dropout=0.0,
+        activation="relu",
+        layer_norm_eps=block.norm1.eps,
+        batch_first=True,
+        norm_first=block.norm_first,
+    ).double()
+    with torch.no_grad():
+        sa = ref.self_attn
+        sa.in_proj_weight.copy_(torch.cat([attn.w_q.weight, attn.w_k.weight, attn.w_v.weight]))
+        sa.in_proj_bias.copy_(torch.cat([attn.w_q.bias, attn.w_k.bias, attn.w_v.bias]))
+        sa.out_proj.weight.copy_(attn.w_o.weight)
+        sa.out_proj.bias.copy_(attn.w_o.bias)
+        for name in ("linear1", "linear2"):
+            getattr(ref, name).load_state_dict(getattr(block.ffn, name).state_dict())
+        for name in ("norm1", "norm2"):
+            getattr(ref, name).load_state_dict(getattr(block, name).state_dict())
+    return ref.eval()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("use_mask", [False, True])
+def test_block_matches_torch_encoder_layer(norm_first, use_mask):
+    torch.manual_seed(0)
+    block = randomise_(TransformerBlock(8, 2, 16, norm_first=norm_first).double(), seed=7)
+    ref = to_torch_layer(block, 16)
+    x = rand(3, 5, 8, seed=8)
+    mask = causal_mask(5) if use_mask else None
+    ours = block(x, mask=mask)
+    # nn.TransformerEncoderLayer reads a boolean mask the other way round: True = blocked.
+    theirs = ref(x, src_mask=None if mask is None else ~mask)
+    assert ours.shape == (3, 5, 8)
+    torch.testing.assert_close(ours, theirs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    heads_and_d=st.sampled_from([(1, 4), (2, 4), (2, 6), (3, 6), (4, 8)]),
+    n=st.integers(1, 5),
+    batch=st.integers(1, 3),
+    norm_first=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_block_property_matches_torch(heads_and_d, n, batch, norm_first, seed):
+    num_heads, d_model = heads_and_d
+    block = randomise_(TransformerBlock(d_model, num_heads, 5, norm_first).double(), seed=seed)
+    ref = to_torch_layer(block, 5)
+    x = rand(batch, n, d_model, seed=seed)
+    torch.testing.assert_close(block(x), ref(x))
+
+
+def test_post_ln_output_is_normalised_pre_ln_is_not():
+    x = rand(2, 4, 8, seed=9) * 5 + 3
+    post = randomise_(TransformerBlock(8, 2, 16, norm_first=False).double(), seed=10)
+    pre = randomise_(TransformerBlock(8, 2, 16, norm_first=True).double(), seed=10)
+    with torch.no_grad():
+        for block in (post, pre):
+            block.norm2.weight.fill_(1.0)
+            block.norm2.bias.zero_()
+    # Post-LN ends with LayerNorm, so every position leaves with mean 0 and variance 1.
+    y = post(x)
+    torch.testing.assert_close(y.mean(-1), torch.zeros(2, 4, dtype=torch.float64))
+    # Variance 1 up to eps: var / (var + eps).
+    var = y.var(-1, unbiased=False)
+    torch.testing.assert_close(var, torch.ones(2, 4, dtype=torch.float64), atol=1e-3, rtol=0)
+    # Pre-LN ends with a residual add, so the input's offset passes through.
+    assert pre(x).mean(-1).abs().min() > 0.5
+    assert not torch.allclose(pre(x), post(x))
+
+
+def test_residual_structure_with_zeroed_sublayers():
+    # With the attention and FFN outputs forced to zero, each sublayer adds nothing.
+    x = rand(2, 3, 6, seed=11) * 2 + 1
+    for norm_first in (False, True):
+        block = randomise_(TransformerBlock(6, 3, 4, norm_first=norm_first).double(), seed=12)
+        with torch.no_grad():
+            for layer in (block.attn.w_o, block.ffn.linear2):
+                layer.weight.zero_()
+                layer.bias.zero_()
+        if norm_first:
+            # Pre-LN: x + 0 + 0 = x, the identity.
+            torch.testing.assert_close(block(x), x)
+        else:
+            # Post-LN: LN2(LN1(x) + 0).
+            torch.testing.assert_close(block(x), block.norm2(block.norm1(x)))
+
+
+def test_causal_mask_blocks_the_future():
+    block = randomise_(TransformerBlock(8, 2, 12).double(), seed=13)
+    x = rand(1, 6, 8, seed=14)
+    x2 = x.clone()
+    x2[0, 4:] += rand(2, 8, seed=15)  # change only positions 4 and 5
+    mask = causal_mask(6)
+    y, y2 = block(x, mask), block(x2, mask)
+    torch.testing.assert_close(y[0, :4], y2[0, :4])  # the past cannot see the change
+    assert not torch.allclose(y[0, 4:], y2[0, 4:])
+    # Without the mask every position sees the change.
+    assert not torch.allclose(block(x)[0, :4], block(x2)[0, :4])
+
+
+def test_padding_mask_per_batch_entry_and_fully_masked_rows_stay_finite():
+    block = randomise_(TransformerBlock(4, 2, 8).double(), seed=16)
+    x = rand(2, 3, 4, seed=17)
+    keep = torch.tensor([[True, True, False], [True, False, False]])  # (B, m)
+    mask = keep[:, None, None, :]  # (B, 1, 1, m) broadcasts to (B, h, n, m)
+    y = block(x, mask)
+    x2 = x.clone()
+    x2[0, 2] += 10.0  # a padded key of batch entry 0
+    torch.testing.assert_close(block(x2, mask)[0, :2], y[0, :2])
+    nothing = torch.zeros(3, 3, dtype=torch.bool)
+    assert torch.isfinite(block(x, nothing)).all()
+
+
+def test_block_gradients_reach_every_parameter():
+    block = TransformerBlock(8, 4, 16, norm_first=True)
+    block(torch.randn(2, 3, 8)).square().sum().backward()
+    for name, p in block.named_parameters():
+        assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_block_uses_the_packages_multihead_attention():
+    from attention_qa.multihead import MultiHeadAttention
+
+    block = TransformerBlock(8, 2, 16)
+    assert isinstance(block.attn, MultiHeadAttention)
+    assert block.attn.num_heads == 2 and block.attn.d_k == 4
+
+
+def test_block_bad_arguments():
+    with pytest.raises(ValueError, match="num_heads=3 must divide d_model=8"):
+        TransformerBlock(8, 3, 16)
+    with pytest.raises(ValueError, match="d_ff must be a positive integer, got 0"):
+        TransformerBlock(8, 2, 0)
+    with pytest.raises(ValueError, match="num_heads must be a positive integer, got 0"):
+        TransformerBlock(8, 0, 16)
+    with pytest.raises(TypeError, match="norm_first must be True or False, got 'pre'"):
+        TransformerBlock(8, 2, 16, norm_first="pre")
+    block = TransformerBlock(8, 2, 16)
+    with pytest.raises(ValueError, match=r"x has shape \(5, 8\) but must be \(B, n, 8\)"):
+        block(torch.zeros(5, 8))
+    with pytest.raises(ValueError, match=r"x has shape \(1, 5, 6\) but must be \(B, n, 8\)"):
+        block(torch.zeros(1, 5, 6))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor, got list"):
+        block([[0.0] * 8])
+    with pytest.raises(TypeError, match="mask must be a boolean tensor"):
+        block(torch.zeros(1, 5, 8), mask=torch.ones(5, 5))
+    with pytest.raises(ValueError, match=r"mask has shape \(4, 4\) which does not broadcast"):
+        block(torch.zeros(1, 5, 8), mask=torch.ones(4, 4, dtype=torch.bool))

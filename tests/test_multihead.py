@@ -1,0 +1,326 @@
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from attention_qa.masks import causal_mask, combine_masks, padding_mask
+from attention_qa.multihead import MultiHeadAttention, attention_flops, kv_cache_bytes
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    # The tensors here are tiny: extra threads only contend for the shared CPU cores.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def torch_twin(mha: MultiHeadAttention) -> nn.MultiheadAttention:
+    """nn.MultiheadAttention holding the same weights as the package's module."""
+    bias = mha.w_q.bias is not None
+    twin = nn.MultiheadAttention(mha.d_model, mha.num_heads, bias=bias, batch_first=True)
+    with torch.no_grad():
+        twin.in_proj_weight.copy_(torch.cat([mha.w_q.weight, mha.w_k.weight, mha.w_v.weight]))
+        twin.out_proj.weight.copy_(mha.w_o.weight)
+        if bias:
+            twin.in_proj_bias.copy_(torch.cat([mha.w_q.bias, mha.w_k.bias, mha.w_v.bias]))
+            twin.out_proj.bias.copy_(mha.w_o.bias)
+    return twin.eval()
+
+
+def expand_kv_heads(gqa: MultiHeadAttention) -> MultiHeadAttention:
+    """Plain MHA whose K/V heads are copies, query head i getting K/V head i // group."""
+    h, h_kv, d_k, d = gqa.num_heads, gqa.num_kv_heads, gqa.d_k, gqa.d_model
+    mha = MultiHeadAttention(d, h)
+    group = h // h_kv
+    with torch.no_grad():
+        for name in ("w_q", "w_o"):
+            getattr(mha, name).load_state_dict(getattr(gqa, name).state_dict())
+        for name in ("w_k", "w_v"):
+            src, dst = getattr(gqa, name), getattr(mha, name)
+            dst.weight.copy_(src.weight.view(h_kv, d_k, d).repeat_interleave(group, 0).view(-1, d))
+            dst.bias.copy_(src.bias.view(h_kv, d_k).repeat_interleave(group, 0).view(-1))
+    return mha
+
+
+# --- equivalence with torch.nn.MultiheadAttention -------------------------------------------
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize(
+    "B, n, m, d_model, h, self_attention",
+    [(2, 5, 5, 16, 4, True), (3, 4, 7, 12, 3, False), (1, 6, 2, 8, 1, False),
+     (2, 3, 3, 32, 8, True)],
+)
+def test_matches_torch_multihead_without_mask(B, n, m, d_model, h, self_attention, bias):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(d_model, h, bias=bias)
+    query = torch.randn(B, n, d_model)
+    key = query if self_attention else torch.randn(B, m, d_model)
+    value = query if self_attention else torch.randn(B, m, d_model)
+    out, weights = mha(query, key, value)
+    assert out.shape == (B, n, d_model)
+    assert weights.shape == (B, h, n, key.shape[1])
+    expected, expected_weights = torch_twin(mha)(query, key, value, average_attn_weights=False)
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(weights, expected_weights, atol=1e-6, rtol=1e-4)
+
+
+def test_matches_torch_multihead_with_causal_and_padding_masks():
+    torch.manual_seed(1)
+    B, n, m, d_model, h = 2, 4, 6, 16, 4
+    mha = MultiHeadAttention(d_model, h)
+    query, memory = torch.randn(B, n, d_model), torch.randn(B, m, d_model)
+    causal = causal_mask(n, m)  # (n, m), True = may attend
+    keys = padding_mask([6, 5], m)  # (B, m), True = a real token
+    out, weights = mha(query, memory, memory, combine_masks(causal, keys[:, None, None, :]))
+    # nn.MultiheadAttention's boolean masks mean True = BLOCKED: invert both.
+    expected, expected_weights = torch_twin(mha)(
+        query, memory, memory, attn_mask=~causal, key_padding_mask=~keys,
+        average_attn_weights=False,
+    )
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(weights, expected_weights, atol=1e-6, rtol=1e-4)
+    assert (weights[1, :, :, 5] == 0).all()  # the padded key of row 1 gets no weight
+
+
+def test_matches_torch_multihead_with_a_mask_per_head():
+    torch.manual_seed(2)
+    B, n, d_model, h = 2, 5, 12, 3
+    mha = MultiHeadAttention(d_model, h)
+    x = torch.randn(B, n, d_model)
+    mask = torch.rand(B, h, n, n) < 0.6
+    mask[..., 0] = True  # every query keeps one key, so nn.MultiheadAttention gives no NaN
+    out, weights = mha(x, x, x, mask)
+    expected, expected_weights = torch_twin(mha)(
+        x, x, x, attn_mask=~mask.reshape(B * h, n, n), average_attn_weights=False
+    )
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(weights, expected_weights, atol=1e-6, rtol=1e-4)
+
+
+@settings(max_examples=25, deadline=None)
+@given(B=st.integers(1, 3), n=st.integers(1, 6), m=st.integers(1, 6),
+       h=st.sampled_from([1, 2, 4]), d_k=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_property_matches_torch_multihead(B, n, m, h, d_k, seed):
+    torch.manual_seed(seed)
+    d_model = h * d_k
+    mha = MultiHeadAttention(d_model, h)
+    query, memory = torch.randn(B, n, d_model), torch.randn(B, m, d_model)
+    out, weights = mha(query, memory, memory)
+    expected, expected_weights = torch_twin(mha)(query, memory, memory,
+                                                 average_attn_weights=False)
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(B, h, n))
+
+
+def test_fully_masked_query_gets_zero_weights_and_the_output_bias():
+    torch.manual_seed(3)
+    mha = MultiHeadAttention(8, 2)
+    x = torch.randn(1, 3, 8)
+    mask = torch.ones(3, 3, dtype=torch.bool)
+    mask[1] = False
+    out, weights = mha(x, x, x, mask)
+    assert torch.isfinite(out).all()
+    assert (weights[:, :, 1] == 0).all()
+    torch.testing.assert_close(out[0, 1], mha.w_o.bias)
+
+
+# --- grouped-query and multi-query attention ------------------------------------------------
+
+
+@pytest.mark.parametrize("h, h_kv", [(4, 1), (4, 2), (6, 3), (4, 4), (8, 2)])
+def test_matches_sdpa_with_enable_gqa(h, h_kv):
+    torch.manual_seed(4)
+    B, n, m, d_k = 2, 5, 7, 3
+    d_model = h * d_k
+    mha = MultiHeadAttention(d_model, h, num_kv_heads=h_kv)
+    query, memory = torch.randn(B, n, d_model), torch.randn(B, m, d_model)
+    mask = combine_masks(causal_mask(n, m), padding_mask([7, 6], m)[:, None, None, :])
+    out, weights = mha(query, memory, memory, mask)
+    assert weights.shape == (B, h, n, m)
+    q = mha.w_q(query).view(B, n, h, d_k).transpose(1, 2)  # (B, h, n, d_k)
+    k = mha.w_k(memory).view(B, m, h_kv, d_k).transpose(1, 2)  # (B, h_kv, m, d_k)
+    v = mha.w_v(memory).view(B, m, h_kv, d_k).transpose(1, 2)  # (B, h_kv, m, d_k)
+    ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+    expected = mha.w_o(ref.transpose(1, 2).reshape(B, n, d_model))
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("h, h_kv", [(4, 1), (4, 2), (6, 2), (6, 3)])
+def test_gqa_is_mha_with_copied_kv_heads(h, h_kv):
+    torch.manual_seed(5)
+    gqa = MultiHeadAttention(4 * h, h, num_kv_heads=h_kv)
+    x = torch.randn(2, 5, 4 * h)
+    out, weights = gqa(x, x, x, causal_mask(5))
+    twin_out, twin_weights = expand_kv_heads(gqa)(x, x, x, causal_mask(5))
+    torch.testing.assert_close(out, twin_out)
+    torch.testing.assert_close(weights, twin_weights)
+
+
+def test_kv_projection_sizes_for_mha_gqa_mqa():
+    d_model, h = 64, 8
+    d_k = d_model // h
+    for h_kv in (8, 2, 1):
+        mha = MultiHeadAttention(d_model, h, num_kv_heads=h_kv)
+        assert mha.w_q.weight.shape == (d_model, d_model)
+        assert mha.w_k.weight.shape == (h_kv * d_k, d_model)
+        assert mha.w_v.weight.shape == (h_kv * d_k, d_model)
+        assert mha.w_o.weight.shape == (d_model, d_model)
+    mqa = MultiHeadAttention(d_model, h, num_kv_heads=1, bias=False)
+    assert sum(p.numel() for p in mqa.parameters()) == 2 * d_model * d_model + 2 * d_k * d_model
+
+
+def test_default_num_kv_heads_is_num_heads():
+    torch.manual_seed(6)
+    default = MultiHeadAttention(12, 3)
+    torch.manual_seed(6)
+    explicit = MultiHeadAttention(12, 3, num_kv_heads=3)
+    assert default.num_kv_heads == 3
+    x = torch.randn(2, 4, 12)
+    torch.testing.assert_close(default(x, x, x)[0], explicit(x, x, x)[0], atol=0, rtol=0)
+
+
+def test_mqa_heads_differ_only_through_their_queries():
+    torch.manual_seed(7)
+    mqa = MultiHeadAttention(8, 4, num_kv_heads=1)
+    with torch.no_grad():
+        # Give every query head the same projection: with one shared K/V head, every head
+        # must then attend identically.
+        mqa.w_q.weight.copy_(mqa.w_q.weight[:2].repeat(4, 1))
+        mqa.w_q.bias.copy_(mqa.w_q.bias[:2].repeat(4))
+    x = torch.randn(1, 5, 8)
+    _, weights = mqa(x, x, x)
+    for head in range(1, 4):
+        torch.testing.assert_close(weights[:, head], weights[:, 0])
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((10, 3), "num_heads=3 must divide d_model=10"),
+        ((16, 4, 3), "num_kv_heads=3 must divide num_heads=4"),
+        ((0, 1), "d_model must be a positive integer"),
+        ((16, 0), "num_heads must be a positive integer"),
+        ((16, 4, 0), "num_kv_heads must be a positive integer"),
+    ],
+)
+def test_constructor_errors(args, message):
+    with pytest.raises(ValueError, match=message):
+        MultiHeadAttention(*args)
+
+
+def test_forward_shape_errors_name_argument_and_shapes():
+    mha = MultiHeadAttention(16, 4)
+    x, mem = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+    with pytest.raises(ValueError, match=r"query has shape \(5, 16\) but must be \(B, n, 16\)"):
+        mha(x[0], mem, mem)
+    with pytest.raises(ValueError, match=r"key has shape \(2, 7, 8\) but must be \(B, m, 16\)"):
+        mha(x, mem[..., :8], mem)
+    with pytest.raises(ValueError, match=r"value has shape \(2, 6, 16\) but key has shape "
+                                         r"\(2, 7, 16\); value must be \(2, 7, 16\)"):
+        mha(x, mem, mem[:, :6])
+    with pytest.raises(ValueError, match=r"key has shape \(1, 7, 16\) but query has B=2"):
+        mha(x, mem[:1], mem[:1])
+    with pytest.raises(ValueError, match=r"mask has shape \(5, 6\)"):
+        mha(x, mem, mem, torch.ones(5, 6, dtype=torch.bool))
+    with pytest.raises(TypeError, match="mask must be a boolean tensor"):
+        mha(x, mem, mem, torch.ones(5, 7))
+    with pytest.raises(TypeError, match="query has dtype torch.float64"):
+        mha(x.double(), mem, mem)
+    with pytest.raises(TypeError, match="query must be a torch.Tensor"):
+        mha(x.tolist(), mem, mem)
+
+
+# --- attention_flops ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("B, n, m, d_model, h", [(1, 4, 4, 8, 2), (2, 5, 9, 16, 4),
+                                                 (3, 7, 3, 12, 3), (1, 64, 64, 32, 8)])
+def test_flops_match_flop_counter(B, n, m, d_model, h, bias):
+    mha = MultiHeadAttention(d_model, h, bias=bias)
+    query, memory = torch.randn(B, n, d_model), torch.randn(B, m, d_model)
+    # FlopCounterMode counts matrix products only (mm, addmm, bmm, ...); the bias adds, the
+    # softmax and the mask are not counted, so the figure is the same with or without bias.
+    with FlopCounterMode(display=False) as counter:
+        mha(query, memory, memory, causal_mask(n, m) if m >= n else None)
+    assert counter.get_total_flops() == attention_flops(B, n, m, d_model)
+
+
+@settings(max_examples=25, deadline=None)
+@given(B=st.integers(1, 8), n=st.integers(1, 4096), d_model=st.integers(1, 4096))
+def test_flops_closed_form_for_self_attention(B, n, d_model):
+    assert attention_flops(B, n, n, d_model) == 4 * B * n * d_model * (2 * d_model + n)
+
+
+def test_flops_scores_overtake_projections_beyond_n_equal_2d():
+    d = 64
+    for n, ratio in ((d, 0.5), (2 * d, 1.0), (4 * d, 2.0)):
+        projections = 8 * n * d * d  # W_Q, W_K, W_V, W_O on n tokens each
+        scores_and_sum = 4 * n * n * d  # Q Kᵀ and weights × V
+        assert attention_flops(1, n, n, d) == projections + scores_and_sum
+        assert scores_and_sum / projections == ratio
+
+
+@pytest.mark.parametrize("args", [(0, 4, 4, 8), (1, 4, 4, -8), (1, 4.0, 4, 8), (1, 4, True, 8)])
+def test_flops_errors(args):
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        attention_flops(*args)
+
+
+# --- kv_cache_bytes -------------------------------------------------------------------------
+
+
+def test_kv_cache_llama_2_7b_is_half_a_mib_per_token():
+    # Llama-2-7B (Touvron et al., 2023): 32 layers, 32 heads of 128, no GQA; fp16 cache.
+    assert kv_cache_bytes(32, 32, 128, seq_len=1) == 512 * 1024
+    assert kv_cache_bytes(32, 32, 128, seq_len=4096) == 2 * 1024**3
+    assert kv_cache_bytes(32, 32, 128, seq_len=4096, batch=8, bytes_per_element=4) == 32 * 1024**3
+
+
+def test_kv_cache_llama_2_70b_gqa():
+    # Llama-2-70B: 80 layers, 64 query heads but only 8 K/V heads of 128.
+    per_token = kv_cache_bytes(80, 8, 128, seq_len=1)
+    assert per_token == 320 * 1024
+    assert kv_cache_bytes(80, 64, 128, seq_len=1) == 8 * per_token
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_kv_cache_bytes_match_real_tensors(dtype):
+    layers, kv_heads, d_head, seq_len, batch = 3, 2, 16, 10, 4
+    cache = [
+        (torch.zeros(batch, kv_heads, seq_len, d_head, dtype=dtype),
+         torch.zeros(batch, kv_heads, seq_len, d_head, dtype=dtype))
+        for _ in range(layers)
+    ]
+    real = sum(k.nbytes + v.nbytes for k, v in cache)
+    element = torch.finfo(dtype).bits // 8
+    assert kv_cache_bytes(layers, kv_heads, d_head, seq_len, batch, element) == real
+
+
+def test_kv_cache_fractional_bytes():
+    assert kv_cache_bytes(2, 2, 8, 4, bytes_per_element=0.5) == 128.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_layers": 0}, "num_layers must be a positive integer"),
+        ({"seq_len": -1}, "seq_len must be a positive integer"),
+        ({"batch": 1.5}, "batch must be a positive integer"),
+        ({"bytes_per_element": 0}, "bytes_per_element must be a positive number"),
+        ({"bytes_per_element": True}, "bytes_per_element must be a positive number"),
+    ],
+)
+def test_kv_cache_errors(kwargs, message):
+    args = {"num_layers": 2, "num_kv_heads": 2, "d_head": 8, "seq_len": 4} | kwargs
+    with pytest.raises(ValueError, match=message):
+        kv_cache_bytes(**args)
