@@ -67,7 +67,9 @@ class Control:
             )
         labels = self.labels or tuple(str(v) for v in self.values)
         if len(labels) != len(self.values):
-            raise ValueError(f"control {self.name!r}: {len(labels)} labels for {len(self.values)} values")
+            raise ValueError(
+                f"control {self.name!r}: {len(labels)} labels for {len(self.values)} values"
+            )
         object.__setattr__(self, "labels", tuple(labels))
 
     @property
@@ -118,7 +120,9 @@ def _encode(canvas: FigureCanvasAgg, compact: bool) -> bytes:
     image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
     buffer = io.BytesIO()
     if compact:
-        image.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(buffer, "png", optimize=True)
+        image.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(
+            buffer, "png", optimize=True
+        )
     else:
         image.save(buffer, "png", compress_level=1)
     return buffer.getvalue()
@@ -170,7 +174,7 @@ class Explorer:
     def settings(self):
         """Every combination of control values, as dicts, in row-major order."""
         for combo in itertools.product(*(c.values for c in self.controls)):
-            yield dict(zip((c.name for c in self.controls), combo))
+            yield dict(zip((c.name for c in self.controls), combo, strict=True))
 
     def frame(self, **settings) -> Frame | InvalidSetting:
         """The frame for one setting (cached); an invalid one comes back as the exception."""
@@ -237,7 +241,9 @@ class Explorer:
     @cached_property
     def uid(self) -> str:
         """A stable id, so re-running a notebook gives byte-identical output."""
-        spec = json.dumps([self.title, [(c.name, [str(v) for v in c.values]) for c in self.controls]])
+        spec = json.dumps(
+            [self.title, [(c.name, [str(v) for v in c.values]) for c in self.controls]]
+        )
         return "aqa-" + hashlib.sha1(spec.encode()).hexdigest()[:10]
 
     def _repr_mimebundle_(self, include=None, exclude=None):

@@ -13,14 +13,17 @@ import json
 from attention_qa.explorer import Explorer, Frame, InvalidSetting, b64, escape
 
 _STYLE = """
-.aqa-explorer{border:1px solid #c8ccd0;border-radius:6px;padding:.6em .8em;margin:.8em 0;background:#fff;color:#1a1a1a}
+.aqa-explorer{border:1px solid #c8ccd0;border-radius:6px;padding:.6em .8em;margin:.8em 0;
+background:#fff;color:#1a1a1a}
 .aqa-explorer .aqa-title{font-weight:600;margin:0 0 .4em}
 .aqa-explorer .aqa-controls{display:flex;flex-wrap:wrap;gap:.4em 1.4em;margin-bottom:.5em}
 .aqa-explorer .aqa-control{display:flex;align-items:center;gap:.5em}
-.aqa-explorer .aqa-control output{min-width:3.5em;font-variant-numeric:tabular-nums;font-weight:600}
+.aqa-explorer .aqa-control output{min-width:3.5em;font-variant-numeric:tabular-nums;
+font-weight:600}
 .aqa-explorer img{max-width:100%;height:auto;display:block}
 .aqa-explorer .aqa-message{color:#8a1c1c;font-weight:600;margin:.5em 0}
-.aqa-explorer .aqa-figures{list-style:none;padding:0;margin:.4em 0 0;display:flex;flex-wrap:wrap;gap:.2em 1.2em}
+.aqa-explorer .aqa-figures{list-style:none;padding:0;margin:.4em 0 0;display:flex;
+flex-wrap:wrap;gap:.2em 1.2em}
 .aqa-explorer .aqa-figures b{font-variant-numeric:tabular-nums}
 .aqa-explorer .aqa-note{font-size:.85em;color:#4a4a4a;margin:.4em 0 0}
 """.strip()
@@ -92,11 +95,17 @@ def _control_html(uid: str, position: int, control, enabled: bool) -> str:
             for i, label in enumerate(control.labels)
         )
         field = f"<select {common}>{options}</select>"
-    return f'<div class="aqa-control"><label for="{cid}">{escape(control.label)}</label>{field}</div>'
+    return (
+        f'<div class="aqa-control"><label for="{cid}">{escape(control.label)}</label>{field}</div>'
+    )
 
 
 def _frame_record(explorer: Explorer, settings: dict, images: dict[bytes, int]) -> dict:
-    frame = explorer.frame(**settings)
+    try:
+        frame = explorer.frame(**settings)
+    except Exception as err:
+        # At build time a failing setting is the author's bug: stop the build and say where.
+        raise RuntimeError(f"{explorer.title!r} failed to compute {settings}: {err!r}") from err
     alt = explorer.describe(settings, frame)
     if isinstance(frame, InvalidSetting):
         return {"i": -1, "a": alt, "f": [], "m": str(frame)}
@@ -113,6 +122,7 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
     records = [_frame_record(explorer, s, images) for s in chosen]
     default_index = chosen.index(explorer.defaults)
     default = records[default_index]
+    default_frame = explorer.frame(**explorer.defaults)
     payload = {
         "sizes": [len(c.values) for c in explorer.controls],
         "labels": [list(c.labels) for c in explorer.controls],
@@ -139,9 +149,9 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
         f'<p class="aqa-title" id="{uid}-title">{escape(explorer.title)}</p>'
         f'<div class="aqa-controls">{controls}</div>'
         f'<img class="aqa-frame" src="{src}" alt="{escape(default["a"])}"'
-        f'{" hidden" if default["i"] < 0 else ""}>'
+        f"{' hidden' if default['i'] < 0 else ''}>"
         f'<p class="aqa-message" role="status"{"" if message else " hidden"}>{message}</p>'
-        f'<ul class="aqa-figures" aria-live="polite">{figures_html(explorer.frame(**explorer.defaults))}</ul>'
+        f'<ul class="aqa-figures" aria-live="polite">{figures_html(default_frame)}</ul>'
         f"{caption}{note}"
         f'<script type="application/json" class="aqa-frames">{data}</script>'
         f"<script>{_SCRIPT}</script>"

@@ -12,9 +12,11 @@ import ipywidgets as widgets
 from attention_qa.explorer import Explorer, InvalidSetting, escape
 from attention_qa.explorer_html import figures_html
 
+_FIGURES_STYLE = "list-style:none;padding:0;display:flex;gap:1.2em;flex-wrap:wrap"
+
 
 def _control_widget(control) -> widgets.ValueWidget:
-    options = list(zip(control.labels, control.values))
+    options = list(zip(control.labels, control.values, strict=True))
     common = dict(
         options=options,
         value=control.default,
@@ -37,7 +39,9 @@ class LivePanel(widgets.VBox):
         self.figures = widgets.HTML()
         self._png: dict[tuple, bytes] = {}
         title = widgets.HTML(f"<b>{escape(explorer.title)}</b>")
-        box = widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
+        box = widgets.HBox(
+            list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
+        )
         super().__init__([title, box, self.image, self.message, self.figures])
         for control in self.controls.values():
             control.observe(self.refresh, names="value")
@@ -60,7 +64,7 @@ class LivePanel(widgets.VBox):
             self.image.value = self._png[key]
             self.image.layout.display = None
             self.message.value = ""
-            self.figures.value = f'<ul style="list-style:none;padding:0;display:flex;gap:1.2em;flex-wrap:wrap">{figures_html(frame)}</ul>'
+            self.figures.value = f'<ul style="{_FIGURES_STYLE}">{figures_html(frame)}</ul>'
         except Exception as err:  # a panel shows a sentence, never a traceback
             self._show_message(f"This setting could not be drawn ({type(err).__name__}: {err}).")
 

@@ -92,7 +92,9 @@ class SaturationView(View):
 
     def update(self, data):
         self.hist.set_data(data["fractions"].numpy(), data["edges"].numpy())
-        self.note.set_text(f"std {data['std']:.2f}\n{100 * data['beyond']:.0f}% beyond ±{SCORE_RANGE:g}")
+        self.note.set_text(
+            f"std {data['std']:.2f}\n{100 * data['beyond']:.0f}% beyond ±{SCORE_RANGE:g}"
+        )
         m = data["m"]
         self.bars.set_data(data["weights"].numpy(), torch.linspace(0, 1, m + 1).numpy())
         self.uniform.set_ydata([1 / m, 1 / m])

@@ -1,0 +1,65 @@
+# Attention Q&A — every command sets itself up: the first run creates .venv and installs
+# the pinned requirements; later runs reuse it until requirements change.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+JB := $(VENV)/bin/jupyter-book
+SITE := _build/html
+PORT ?= 8000
+
+.PHONY: setup book test lint unit nbval build browser lab serve execute bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "the book needs Python 3.11, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
+	touch $(STAMP)
+
+## book: build the site into _build/html (notebooks run once; later builds use the cache)
+book: $(STAMP)
+	$(JB) build . -W -n --keep-going
+	@echo
+	@echo "The book is built. Open $(SITE)/index.html, or run 'make serve'."
+
+## test: everything CI checks — lint, unit tests, nbval, strict build, browser tests
+test: lint unit nbval build browser
+	@echo "make test: all checks passed"
+
+lint: $(STAMP)
+	$(PY) -m ruff check src tests scripts benchmarks _ext book
+
+unit: $(STAMP)
+	$(PY) -m pytest tests --ignore=tests/browser -q
+
+nbval: $(STAMP)
+	$(PY) -m pytest --nbval book -q
+
+build: book
+
+browser: $(STAMP)
+	$(PY) -m pytest tests/browser -q
+
+## lab: JupyterLab on book/, where the explorers are live
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --notebook-dir book
+
+## serve: the built site on http://127.0.0.1:$(PORT)/
+serve: $(STAMP)
+	@test -f $(SITE)/index.html || $(MAKE) book
+	@echo "Serving http://127.0.0.1:$(PORT)/ (Ctrl-C stops)"
+	$(PY) -m http.server --bind 127.0.0.1 --directory $(SITE) $(PORT)
+
+## execute: re-run every notebook in place (after editing one), saving its outputs
+execute: $(STAMP)
+	$(PY) scripts/execute_notebooks.py
+
+## bench: explorer latency, build and test times, page weights; table + JSON
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf _build

@@ -1,0 +1,28 @@
+"""Sphinx extension for the book's own build needs.
+
+* Tells the notebooks that they are being built into the site: kernels started to execute
+  them inherit this process's environment, so setting ``ATTENTION_QA_BUILD`` makes every
+  explorer put all of its frames into the page (see ``attention_qa.explorer``).
+* Keeps the pages offline: the book runs no code in the browser through thebe, so its
+  scripts (which name a CDN, and come out twice on a page) are left out.
+"""
+
+import os
+
+from attention_qa.explorer import BUILD_ENV
+
+
+def _is_thebe(script) -> bool:
+    body = script.attributes.get("body", "") if hasattr(script, "attributes") else ""
+    return "thebe" in str(script) or "THEBE_JS_URL" in body
+
+
+def drop_thebe(app, pagename, templatename, context, doctree):
+    context["script_files"] = [s for s in context.get("script_files", []) if not _is_thebe(s)]
+    context["css_files"] = [c for c in context.get("css_files", []) if "thebe" not in str(c)]
+
+
+def setup(app):
+    os.environ[BUILD_ENV] = "1"
+    app.connect("html-page-context", drop_thebe)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
