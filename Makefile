@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: setup book test lint unit nbval build browser lab serve execute bench clean
+.PHONY: setup book test lint unit nbval build site lab serve execute bench clean
 
 setup: $(STAMP)
 
@@ -25,23 +25,23 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(SITE)/index.html, or run 'make serve'."
 
-## test: everything CI checks — lint, unit tests, nbval, strict build, browser tests
-test: lint unit nbval build browser
+## test: everything CI checks — lint, unit tests, nbval, strict build, site and browser tests
+test: lint unit nbval build site
 	@echo "make test: all checks passed"
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests scripts benchmarks _ext book
 
 unit: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/browser -q
+	$(PY) -m pytest tests --ignore=tests/site -q
 
 nbval: $(STAMP)
 	$(PY) -m pytest --nbval book -q
 
 build: book
 
-browser: $(STAMP)
-	$(PY) -m pytest tests/browser -q
+site: $(STAMP)
+	$(PY) -m pytest tests/site -q
 
 ## lab: JupyterLab on book/, where the explorers are live
 lab: $(STAMP)

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import SITE, built_pages
+from tests.site.conftest import SITE, built_pages
 
 PAGES = built_pages() if SITE.exists() else ["index.html"]
 

@@ -1,0 +1,130 @@
+"""`make bench`: the book's speed and size figures, printed as a table and saved as JSON.
+
+Measures, on this machine:
+- live explorer update latency, ours vs the naive ``interactive_output`` re-plot
+  (target: median ≤ 50 ms and ≥ 4× faster);
+- cold book build (execution cache cleared), warm rebuild after a prose change
+  (target ≤ 30 s), and the nbval suite;
+- built page weight (budget ≤ 3 MB a page, ≤ 60 MB the site) and committed notebook size
+  (budget ≤ 1 MB each);
+- the attention benchmarks of the later chapters, where present.
+
+Usage: python benchmarks/run.py [--quick] [--json PATH]
+  --quick skips the cold build and the nbval suite (the slow parts).
+"""
+
+import argparse
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+JB = str(Path(PY).parent / "jupyter-book")
+RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
+MB = 1_000_000
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def build_times(cold: bool) -> dict:
+    figures = {}
+    if cold:
+        shutil.rmtree(ROOT / "_build", ignore_errors=True)
+        figures["cold_build_s"] = timed([JB, "build", ".", "-W", "-n", "--keep-going", "-q"])
+    intro = ROOT / "book" / "intro.md"
+    text = intro.read_text()
+    try:  # a prose-only change, as an author makes between builds
+        intro.write_text(text + "\n")
+        figures["warm_rebuild_s"] = timed([JB, "build", ".", "-W", "-n", "--keep-going", "-q"])
+    finally:
+        intro.write_text(text)
+    return figures
+
+
+def page_weights() -> dict:
+    site = ROOT / "_build" / "html"
+    pages = {
+        str(p.relative_to(site)): p.stat().st_size
+        for p in site.rglob("*.html")
+        if "_static" not in p.parts
+    }
+    total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    heaviest = max(pages, key=pages.get)
+    return {
+        "heaviest_page": heaviest,
+        "heaviest_page_mb": pages[heaviest] / MB,
+        "q04_page_mb": pages.get("book/q04_why_scale_by_sqrt_dk.html", 0) / MB,
+        "site_mb": total / MB,
+        "pages_over_3mb": sorted(p for p, size in pages.items() if size > 3 * MB),
+    }
+
+
+def notebook_sizes() -> dict:
+    sizes = {p.name: p.stat().st_size for p in (ROOT / "book").glob("*.ipynb")}
+    biggest = max(sizes, key=sizes.get)
+    return {
+        "largest_notebook": biggest,
+        "largest_notebook_mb": sizes[biggest] / MB,
+        "notebooks_over_1mb": sorted(n for n, size in sizes.items() if size > MB),
+    }
+
+
+def script_json(script: str, *args: str) -> dict | None:
+    path = ROOT / "benchmarks" / script
+    if not path.exists():
+        return None
+    out = ROOT / "benchmarks" / "results" / (path.stem + ".json")
+    subprocess.run([PY, str(path), *args, "--json", str(out)], cwd=ROOT, check=True)
+    return json.loads(out.read_text())
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="The book's benchmarks")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from explorer_latency import measure
+
+    results = {"machine": f"{platform.machine()}, {platform.python_version()}"}
+    results["latency"] = measure(changes=30)
+    results["build"] = build_times(cold=not args.quick)
+    if not args.quick:
+        results["nbval_suite_s"] = timed([PY, "-m", "pytest", "--nbval", "book", "-q"])
+    results["pages"] = page_weights()
+    results["notebooks"] = notebook_sizes()
+    for script in ("efficient_attention.py", "decode_cache.py"):
+        results[Path(script).stem] = script_json(script)
+
+    lat, build = results["latency"], results["build"]
+    rows = [
+        ("explorer update, ours (median)", f"{lat['ours_median_ms']:.1f} ms", "≤ 50 ms"),
+        ("explorer update, naive re-plot", f"{lat['naive_median_ms']:.1f} ms", ""),
+        ("speed-up over naive", f"{lat['speedup']:.1f}×", "≥ 4×"),
+        ("cold build", f"{build.get('cold_build_s', float('nan')):.0f} s", ""),
+        ("warm rebuild", f"{build['warm_rebuild_s']:.1f} s", "≤ 30 s"),
+        ("nbval suite", f"{results.get('nbval_suite_s', float('nan')):.0f} s", ""),
+        ("q04 page", f"{results['pages']['q04_page_mb']:.2f} MB", "≤ 3 MB"),
+        ("heaviest page", f"{results['pages']['heaviest_page_mb']:.2f} MB", "≤ 3 MB"),
+        ("whole site", f"{results['pages']['site_mb']:.1f} MB", "≤ 60 MB"),
+        ("largest notebook", f"{results['notebooks']['largest_notebook_mb']:.2f} MB", "≤ 1 MB"),
+    ]
+    print("\n| figure | measured | target |\n|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(f"\nSaved {args.json.relative_to(ROOT) if args.json.is_relative_to(ROOT) else args.json}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

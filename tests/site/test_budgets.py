@@ -1,0 +1,32 @@
+"""Size budgets, from what the build and the repository already hold."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.site.conftest import SITE
+
+ROOT = Path(__file__).resolve().parents[2]
+MB = 1_000_000
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_notebook_under_1_mb(notebook):
+    assert notebook.stat().st_size <= MB, f"{notebook.name}: {notebook.stat().st_size / MB:.2f} MB"
+
+
+def test_every_built_page_under_3_mb_and_site_under_60_mb():
+    pages = {p: p.stat().st_size for p in SITE.rglob("*.html")}
+    assert pages, "no built pages"
+    heavy = {str(p.relative_to(SITE)): round(s / MB, 2) for p, s in pages.items() if s > 3 * MB}
+    assert not heavy, f"pages over 3 MB: {heavy}"
+    total = sum(p.stat().st_size for p in SITE.rglob("*") if p.is_file())
+    assert total <= 60 * MB, f"the site is {total / MB:.1f} MB"
+
+
+def test_every_chapter_is_in_the_book():
+    toc = (ROOT / "_toc.yml").read_text()
+    for notebook in NOTEBOOKS:
+        assert f"book/{notebook.stem}" in toc, f"{notebook.name} is missing from _toc.yml"
+        assert (SITE / "book" / f"{notebook.stem}.html").exists(), f"{notebook.name} was not built"
