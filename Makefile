@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: setup book test lint unit nbval build site lab serve execute bench clean
+.PHONY: setup book test lint unit nbval build site classroom lab serve execute bench student drill handouts clean
 
 setup: $(STAMP)
 
@@ -25,15 +25,16 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(SITE)/index.html, or run 'make serve'."
 
-## test: everything CI checks — lint, unit tests, nbval, strict build, site and browser tests
-test: lint unit nbval build site
+## test: everything CI checks — lint, unit tests, nbval, strict build, site and browser
+## tests, handouts, and the classroom kit (student notebooks, drill, launch buttons)
+test: lint unit nbval build site classroom
 	@echo "make test: all checks passed"
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests scripts benchmarks _ext book
 
 unit: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/site -q
+	$(PY) -m pytest tests --ignore=tests/site --ignore=tests/classroom -q
 
 nbval: $(STAMP)
 	$(PY) -m pytest --nbval book -q
@@ -42,6 +43,9 @@ build: book
 
 site: $(STAMP)
 	$(PY) -m pytest tests/site -q
+
+classroom: $(STAMP)
+	$(PY) -m pytest tests/classroom -q
 
 ## lab: JupyterLab on book/, where the explorers are live
 lab: $(STAMP)
@@ -56,6 +60,19 @@ serve: $(STAMP)
 ## execute: re-run every notebook in place (after editing one), saving its outputs
 execute: $(STAMP)
 	$(PY) scripts/execute_notebooks.py
+
+## student: student copies of the chapters, solutions replaced by scaffolds, in student/
+student: $(STAMP)
+	$(PY) scripts/make_student.py
+
+## drill: regenerate book/drill.md from the chapters' short answers
+drill: $(STAMP)
+	$(PY) scripts/make_drill.py
+
+## handouts: every chapter printed to PDF in handouts/ (needs the built site and Chromium)
+handouts: $(STAMP)
+	@test -f $(SITE)/index.html || $(MAKE) book
+	$(PY) scripts/make_handouts.py
 
 ## bench: explorer latency, build and test times, page weights; table + JSON
 bench: $(STAMP)

@@ -3,6 +3,8 @@
 * Tells the notebooks that they are being built into the site: kernels started to execute
   them inherit this process's environment, so setting ``ATTENTION_QA_BUILD`` makes every
   explorer put all of its frames into the page (see ``attention_qa.explorer``).
+* Launch buttons only with a repository: ``launch_buttons`` in ``_config.yml`` names Binder
+  and Colab, but without ``repository.url`` they could lead nowhere, so they are dropped.
 * Keeps the pages offline: the book runs no code in the browser through thebe, so its
   scripts (which name a CDN, and come out twice on a page) are left out.
 """
@@ -22,7 +24,14 @@ def drop_thebe(app, pagename, templatename, context, doctree):
     context["css_files"] = [c for c in context.get("css_files", []) if "thebe" not in str(c)]
 
 
+def launch_buttons_need_a_repository(app, config):
+    options = config.html_theme_options
+    if not options.get("repository_url"):
+        options["launch_buttons"] = {}
+
+
 def setup(app):
     os.environ[BUILD_ENV] = "1"
+    app.connect("config-inited", launch_buttons_need_a_repository)
     app.connect("html-page-context", drop_thebe)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

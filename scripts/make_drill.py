@@ -1,0 +1,70 @@
+"""Generate book/drill.md, the interview drill, from the chapters' Short answer sections.
+
+Usage: python scripts/make_drill.py [--check]
+  --check exits 1 (and says so) when book/drill.md is stale, instead of writing it.
+
+Each chapter contributes its title, its Chinese question and its short answer; the page
+lists them in book order, each answer folded so a reader can answer first, then check.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+DRILL = ROOT / "book" / "drill.md"
+
+HEADER = """\
+# Interview drill
+
+Every question of the book with its short answer, English and Chinese. Say your answer out
+loud first, then open the fold and compare; the chapter link has the reasoning, the
+explorer and the checks. This page is generated from the chapters (`make drill`).
+"""
+
+
+def chapter_entry(path: Path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    title_cell = markdown[0].strip().splitlines()
+    title = title_cell[0].lstrip("# ").strip()
+    chinese = next((line.strip("* ") for line in title_cell[1:] if line.strip()), "")
+    short = next(
+        (m for m in markdown if m.lstrip().startswith("## Short answer")),
+        None,
+    )
+    if short is None:
+        raise ValueError(f"{path.name} has no '## Short answer' section")
+    answer = re.sub(r"^## Short answer\s*", "", short.strip()).strip()
+    return (
+        f"## {title}\n\n*{chinese}*\n\n"
+        f":::{{dropdown}} Short answer\n{answer}\n\n"
+        f"Read the chapter: {{doc}}`{path.stem}`\n:::\n"
+    )
+
+
+def chapter_order() -> list[Path]:
+    """Chapters in the order of the table of contents."""
+    toc = (ROOT / "_toc.yml").read_text()
+    stems = re.findall(r"file:\s*book/(q\d\d_\w+)", toc)
+    return [ROOT / "book" / f"{stem}.ipynb" for stem in stems]
+
+
+def render() -> str:
+    return HEADER + "".join("\n" + chapter_entry(p) for p in chapter_order())
+
+
+def main(argv: list[str]) -> None:
+    text = render()
+    if "--check" in argv:
+        if not DRILL.exists() or DRILL.read_text() != text:
+            sys.exit("book/drill.md is stale: run `make drill`")
+        return
+    DRILL.write_text(text)
+    print(f"wrote {DRILL.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,64 @@
+"""Print every chapter of the built site to PDF with headless Chromium: `make handouts`.
+
+Usage: python scripts/make_handouts.py [OUT_DIR]   (default: handouts/)
+
+The site is served on 127.0.0.1 while printing; each explorer prints its default frame
+and figures. Needs the built site (`make book`) and Chromium.
+"""
+
+import functools
+import http.server
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def chapter_pages() -> list[Path]:
+    return sorted((SITE / "book").glob("q*.html"))
+
+
+def _serve():
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(SITE))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def print_handouts(out_dir: Path) -> list[Path]:
+    from playwright.sync_api import sync_playwright
+
+    if not (SITE / "index.html").exists():
+        raise SystemExit("no built site: run `make book` first")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    server = _serve()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    written = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page()
+            for html in chapter_pages():
+                page.goto(f"{url}/book/{html.name}", wait_until="networkidle")
+                page.wait_for_function(
+                    "() => !document.querySelector('.math:not(:has(mjx-container))')"
+                )
+                pdf = out_dir / html.with_suffix(".pdf").name
+                page.pdf(path=str(pdf), format="A4", print_background=True)
+                written.append(pdf)
+                print(f"wrote {pdf.relative_to(ROOT) if pdf.is_relative_to(ROOT) else pdf}")
+            browser.close()
+    finally:
+        server.shutdown()
+    return written
+
+
+if __name__ == "__main__":
+    print_handouts(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "handouts")

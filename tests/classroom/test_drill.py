@@ -1,0 +1,20 @@
+"""The drill page is generated from the chapters, and must not go stale."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from make_drill import DRILL, chapter_order, render  # noqa: E402
+
+
+def test_drill_page_is_up_to_date():
+    assert DRILL.read_text() == render(), "book/drill.md is stale: run `make drill`"
+
+
+def test_drill_lists_every_chapter_with_both_languages():
+    text = DRILL.read_text()
+    for chapter in chapter_order():
+        assert f"{{doc}}`{chapter.stem}`" in text
+    assert text.count(":::{dropdown} Short answer") == len(chapter_order())
+    assert "为什么" in text

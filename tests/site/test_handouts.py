@@ -1,0 +1,31 @@
+"""Printable handouts: every chapter prints to a PDF that carries its question."""
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from pypdf import PdfReader
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from make_handouts import chapter_pages, print_handouts  # noqa: E402
+
+
+def _words(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@pytest.fixture(scope="module")
+def handouts(tmp_path_factory):
+    return {pdf.stem: pdf for pdf in print_handouts(tmp_path_factory.mktemp("handouts"))}
+
+
+def test_every_chapter_prints_with_its_question(handouts):
+    assert len(handouts) == len(chapter_pages()) > 0
+    for stem, pdf in handouts.items():
+        title = nbformat.read(ROOT / "book" / f"{stem}.ipynb", as_version=4).cells[0].source
+        question = _words(title.splitlines()[0].lstrip("# ").split("·", 1)[1])
+        text = _words(" ".join(page.extract_text() for page in PdfReader(pdf).pages))
+        assert question in text, f"{stem}: {question!r} not in its PDF"
