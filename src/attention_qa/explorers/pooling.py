@@ -1,0 +1,103 @@
+"""q01's explorer: attention as Nadaraya–Watson kernel regression on 1-D toy data.
+
+Nadaraya (1964) and Watson (1964) estimate y at a query x by a weighted average of the
+observed y_j, with Gaussian-kernel weights softmax_j(−(x − x_j)² / (2h²)). The keys are the
+x_j, the values the y_j. The panel shows, for one bandwidth h and one query, the weights
+over the keys and the curve fitted at every query; as h → 0 the soft lookup becomes a hard
+lookup of the nearest key's value.
+"""
+
+import torch
+
+from attention_qa.attention import attention_pooling
+from attention_qa.explorer import Control, Explorer, Frame, View
+
+BANDWIDTHS = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.8, 1.2, 2.0)
+QUERY_POSITIONS = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5)
+NUM_KEYS = 40
+X_RANGE = (0.0, 5.0)
+
+
+def true_function(x: torch.Tensor) -> torch.Tensor:
+    """The curve the toy data are drawn around."""
+    return 2 * torch.sin(x) + 0.5 * x
+
+
+def toy_data(num_keys: int = NUM_KEYS, seed: int = 0):
+    """Keys x_j sorted in [0, 5] and values y_j = f(x_j) + noise, both (m,)."""
+    g = torch.Generator().manual_seed(seed)
+    keys = torch.rand(num_keys, generator=g).mul(X_RANGE[1]).sort().values  # (m,)
+    values = true_function(keys) + 0.3 * torch.randn(num_keys, generator=g)  # (m,)
+    return keys, values
+
+
+KEYS, VALUES = toy_data()
+GRID = torch.linspace(*X_RANGE, 201)  # (n,) queries at which the fitted curve is drawn
+
+
+def pooling_frame(bandwidth: float, query: float) -> Frame:
+    fitted, _ = attention_pooling(GRID, KEYS, VALUES, bandwidth)  # (n,)
+    out, weights = attention_pooling(torch.tensor([query]), KEYS, VALUES, bandwidth)
+    weights = weights[0]  # (m,)
+    nearest = (KEYS - query).abs().argmin()
+    data = {"fitted": fitted, "weights": weights, "query": query, "output": out.item()}
+    figures = {
+        "output": f"{out.item():.3f}",
+        "nearest key's value (hard lookup)": f"{VALUES[nearest].item():.3f}",
+        "max weight": f"{weights.max().item():.3f}",
+        "weights sum to": f"{weights.sum().item():.3f}",
+    }
+    return Frame(data=data, figures=figures)
+
+
+class PoolingView(View):
+    figsize = (7.6, 2.6)
+
+    def setup(self, fig):
+        ax_fit, ax_w = fig.subplots(1, 2)
+        keys, values = KEYS.numpy(), VALUES.numpy()
+        ax_fit.scatter(keys, values, s=10, color="#bbbbbb", label="(key, value)")
+        ax_fit.plot(GRID, true_function(GRID), color="#228833", linestyle="--", lw=1,
+                    label="true curve")
+        (self.fit,) = ax_fit.plot(GRID, GRID * 0, color="#4477aa", lw=1.8, animated=True)
+        self.chosen = ax_fit.scatter(keys, values, s=0 * keys, color="#ee6677", animated=True)
+        self.qline = ax_fit.axvline(0, color="#ee6677", lw=1, animated=True)
+        (self.out,) = ax_fit.plot([0], [0], marker="*", ms=11, color="#aa3377",
+                                  linestyle="", animated=True)
+        ax_fit.set(title="fitted curve (blue), query (red line)", xlabel="x (query / key)",
+                   ylabel="y (value)", xlim=X_RANGE, ylim=(-2.5, 5.0))
+        ax_fit.legend(loc="lower left", frameon=False, fontsize=7)
+        self.stems = ax_w.vlines(keys, 0, 0 * keys, color="#ee6677", lw=2, animated=True)
+        ax_w.axhline(1 / len(keys), color="#222222", linestyle="--", lw=1, label="uniform 1/m")
+        self.wq = ax_w.axvline(0, color="#ee6677", lw=1, linestyle=":", animated=True)
+        ax_w.set(title="weights of the query over the keys", xlabel="key x_j",
+                 ylabel="weight", xlim=X_RANGE, ylim=(0, 1.02))
+        ax_w.legend(loc="upper right", frameon=False, fontsize=7)
+
+    def update(self, data):
+        keys, w = KEYS.numpy(), data["weights"].numpy()
+        self.fit.set_ydata(data["fitted"].numpy())
+        self.chosen.set_sizes(300 * w)
+        self.qline.set_xdata([data["query"], data["query"]])
+        self.out.set_data([data["query"]], [data["output"]])
+        self.stems.set_segments([[(x, 0), (x, wj)] for x, wj in zip(keys, w, strict=True)])
+        self.wq.set_xdata([data["query"], data["query"]])
+
+
+def pooling_explorer() -> Explorer:
+    """Bandwidth h × query position → the weights over the keys and the fitted curve."""
+    return Explorer(
+        "Attention pooling: a soft lookup whose sharpness is the bandwidth",
+        [
+            Control("bandwidth", "bandwidth h", BANDWIDTHS, default=0.35),
+            Control("query", "query x", QUERY_POSITIONS, default=2.5),
+        ],
+        pooling_frame,
+        PoolingView(),
+        caption=(
+            f"{NUM_KEYS} noisy (key, value) points around the dashed curve. Each fitted y is "
+            "a weighted average of the values, with Gaussian-kernel weights "
+            "softmax(−(x − key)² / 2h²); red dots grow with the weight of the marked query. "
+            "A small h gives a hard lookup of the nearest key, a large h the mean of all values."
+        ),
+    )

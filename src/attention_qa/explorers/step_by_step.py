@@ -1,0 +1,147 @@
+"""q03's explorer: one query of a 3-token example walked through the steps of attention.
+
+Scores q·k_j, scaled by 1/√d_k (or not), softmax into weights, and the weighted sum
+Σ_j p_j v_j (Vaswani et al., 2017, equation 1). The example is small enough that every
+number can be printed: 3 tokens with d_model = d_k = d_v = 4.
+"""
+
+import math
+
+import torch
+
+from attention_qa.explorer import Control, Explorer, Frame, View
+
+TOKENS = ("the", "cat", "sat")
+SCALINGS = ("÷√d_k", "none")
+COLOURS = ("#4477aa", "#ee6677", "#228833")  # one per key token
+
+
+def worked_example():
+    """The token vectors X (3, 4) and projections W_Q, W_K, W_V (4, 4), one decimal each."""
+    X = torch.tensor(
+        [
+            [1.0, 0.0, 1.0, 0.0],  # the
+            [0.0, 2.0, 0.0, 1.0],  # cat
+            [1.0, 1.0, 0.0, 1.0],  # sat
+        ]
+    )  # (n, d_model)
+    g = torch.Generator().manual_seed(17)
+    W_Q, W_K, W_V = (
+        torch.randn(4, 4, generator=g).round(decimals=1) + 0.0 for _ in range(3)
+    )  # (d_model, d_k) each; d_v = d_k = 4 here; + 0.0 turns −0.0 into 0.0
+    return X, W_Q, W_K, W_V
+
+
+def steps(token: int, scaling: str = "÷√d_k") -> dict[str, torch.Tensor]:
+    """Every intermediate of one query: scores (m,), scaled (m,), weights (m,), parts (m, d_v)."""
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
+    X, W_Q, W_K, W_V = worked_example()
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (n, d_k), (m, d_k), (m, d_v)
+    scores = K @ Q[token]  # (m,)
+    scaled = scores / math.sqrt(K.shape[-1]) if scaling == "÷√d_k" else scores
+    weights = torch.softmax(scaled, dim=-1)  # (m,)
+    parts = weights[:, None] * V  # (m, d_v): p_j v_j
+    return {"scores": scores, "scaled": scaled, "weights": weights, "parts": parts,
+            "output": parts.sum(dim=0)}
+
+
+def _ranges():
+    """Fixed y-limits covering every frame, so the axes never move."""
+    everything = [steps(t, s) for t in range(len(TOKENS)) for s in SCALINGS]
+    score_values = torch.cat([torch.cat([e["scores"], e["scaled"]]) for e in everything])
+    out_values = torch.cat([torch.cat([e["parts"].flatten(), e["output"]]) for e in everything])
+
+    def padded(x):
+        low, high = min(x.min().item(), 0.0), max(x.max().item(), 0.0)
+        pad = 0.15 * (high - low)
+        return low - pad, high + pad
+
+    return padded(score_values), padded(out_values)
+
+
+SCORE_LIMITS, OUTPUT_LIMITS = _ranges()
+
+
+def step_frame(token: str, scaling: str) -> Frame:
+    data = steps(TOKENS.index(token), scaling)
+
+    def fmt(x):
+        return "(" + ", ".join(f"{v:.2f}" for v in x.tolist()) + ")"
+
+    figures = {
+        "scores q·k_j": fmt(data["scores"]),
+        "scaled": fmt(data["scaled"]),
+        "weights": fmt(data["weights"]),
+        "output Σ p_j v_j": fmt(data["output"]),
+    }
+    return Frame(data=data, figures=figures)
+
+
+class StepView(View):
+    figsize = (7.6, 2.6)
+
+    def setup(self, fig):
+        axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1, 1.6]})
+        x = range(len(TOKENS))
+        titles = ("1. scores q·k_j", "2. scaled", "3. softmax weights", "4. Σ p_j v_j")
+        self.bars, self.labels = {}, {}
+        for ax, key, title in zip(axes[:3], ("scores", "scaled", "weights"), titles, strict=False):
+            self.bars[key] = ax.bar(x, [0.0] * 3, color=COLOURS, animated=True)
+            self.labels[key] = [
+                ax.text(i, 0, "", ha="center", va="bottom", fontsize=8, animated=True) for i in x
+            ]
+            ax.set_title(title)
+            ax.set_xticks(list(x), [f"key\n{t}" for t in TOKENS])
+            ax.axhline(0, color="#222222", lw=0.6)
+        for ax in axes[:2]:
+            ax.set_ylim(*SCORE_LIMITS)
+        axes[2].set_ylim(0, 1.15)
+        self.note = axes[1].text(0.5, 0.97, "", transform=axes[1].transAxes, ha="center",
+                                 va="top", fontsize=8, animated=True)
+        ax = axes[3]
+        width = 0.25
+        self.parts = []
+        for j, colour in enumerate(COLOURS):
+            positions = [i + (j - 1) * width for i in range(4)]
+            self.parts.append(ax.bar(positions, [0.0] * 4, width=width, color=colour,
+                                     animated=True, label=f"p·v ({TOKENS[j]})"))
+        (self.total,) = ax.plot(range(4), [0.0] * 4, linestyle="", marker="_", ms=22, mew=2.5,
+                                color="#222222", animated=True, label="output")
+        ax.set(title=titles[3], ylim=OUTPUT_LIMITS, xlim=(-0.6, 3.6))
+        ax.set_xticks(range(4), [f"dim {i}" for i in range(4)])
+        ax.axhline(0, color="#222222", lw=0.6)
+        ax.legend(fontsize=6, loc="lower left", frameon=False, ncol=2)
+
+    def update(self, data):
+        for key in ("scores", "scaled", "weights"):
+            for bar, label, value in zip(self.bars[key], self.labels[key], data[key].tolist(),
+                                         strict=True):
+                bar.set_height(value)
+                label.set_position((bar.get_x() + bar.get_width() / 2, max(value, 0.0)))
+                label.set_text(f"{value:.2f}")
+        same = torch.equal(data["scores"], data["scaled"])
+        self.note.set_text("no scaling" if same else "÷√4 = ÷2")
+        for bars, row in zip(self.parts, data["parts"].tolist(), strict=True):
+            for bar, value in zip(bars, row, strict=True):
+                bar.set_height(value)
+        self.total.set_ydata(data["output"].numpy())
+
+
+def step_explorer() -> Explorer:
+    """Query token × scaling → scores, scaled scores, weights and the weighted sum."""
+    return Explorer(
+        "Self-attention step by step, one query at a time",
+        [
+            Control("token", "query token", TOKENS, default="cat"),
+            Control("scaling", "scaling", SCALINGS, default="÷√d_k"),
+        ],
+        step_frame,
+        StepView(),
+        caption=(
+            "Three tokens, d_k = d_v = 4. The query of the chosen token is scored against "
+            "the keys of all three tokens (colours); the scores are divided by √d_k = 2 (or "
+            "not), softmax turns them into weights, and each value vector is multiplied by its "
+            "weight; the black marks are the sums, the output."
+        ),
+    )

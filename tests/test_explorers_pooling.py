@@ -1,0 +1,49 @@
+"""q01's explorer: every setting computes, the static panel holds them all, figures move."""
+
+import base64
+import json
+import re
+
+import torch
+
+from attention_qa.attention import attention_pooling
+from attention_qa.explorer import Frame
+from attention_qa.explorers.pooling import KEYS, VALUES, pooling_explorer
+
+
+def _payload(html: str) -> dict:
+    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
+    return json.loads(data.group(1).replace("<\\/", "</"))
+
+
+def test_every_setting_computes_and_the_panel_holds_one_frame_each():
+    explorer = pooling_explorer()
+    for settings in explorer.settings():
+        assert isinstance(explorer.frame(**settings), Frame), settings
+    payload = _payload(explorer.to_html(all_frames=True))
+    assert len(payload["frames"]) == explorer.num_frames <= 200
+    assert all(record["i"] >= 0 for record in payload["frames"])
+    for image in payload["images"]:
+        assert base64.b64decode(image).startswith(b"\x89PNG")
+
+
+def test_figures_match_the_library_and_sharpen_as_the_bandwidth_shrinks():
+    explorer = pooling_explorer()
+    maxima = []
+    for h in (0.02, 0.1, 0.35, 2.0):
+        frame = explorer.frame(bandwidth=h, query=2.5)
+        out, w = attention_pooling(torch.tensor([2.5]), KEYS, VALUES, h)
+        assert frame.figures["output"] == f"{out.item():.3f}"
+        assert frame.figures["weights sum to"] == "1.000"
+        torch.testing.assert_close(frame.data["weights"], w[0])
+        maxima.append(float(frame.figures["max weight"]))
+    assert maxima == sorted(maxima, reverse=True) and maxima[0] > 0.9 and maxima[-1] < 0.05
+    sharp = explorer.frame(bandwidth=0.02, query=2.5).figures
+    assert abs(float(sharp["output"]) - float(sharp["nearest key's value (hard lookup)"])) < 0.05
+
+
+def test_moving_the_query_moves_the_heaviest_key():
+    explorer = pooling_explorer()
+    for x in (0.5, 2.5, 4.5):
+        weights = explorer.frame(bandwidth=0.1, query=x).data["weights"]
+        assert abs(KEYS[weights.argmax()].item() - x) < 0.3
