@@ -1,0 +1,134 @@
+"""The attention playground: d_k, heads, mask, scaling and length in one panel.
+
+Each head attends with its own random queries and keys (standard-normal components, so
+q·k has variance d_k; Vaswani et al., 2017, footnote 4). The panel draws every head's
+weight map and prints its saturation figures (``attention_qa.saturation.saturation_stats``):
+max weight, entropy and the norm of the softmax Jacobian, each a mean over the queries.
+"""
+
+import math
+
+import torch
+
+from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.explorers.saturation import scale_for
+from attention_qa.masks import causal_mask, padding_mask
+from attention_qa.saturation import saturation_stats
+
+D_K_VALUES = (4, 64, 512)
+HEAD_COUNTS = (1, 4)
+MASKS = ("none", "padding", "causal")
+SCALINGS = ("none", "1/√d_k", "1/d_k")
+LENGTHS = (8, 16)
+MAX_HEADS = max(HEAD_COUNTS)
+
+
+def valid_length(n: int) -> int:
+    """With the padding mask, the last quarter of the n keys is padding."""
+    return n - n // 4
+
+
+def playground_weights(d_k: int, heads: int, mask: str, scaling: str, n: int, seed: int = 0):
+    """Return ``(scores, weights)``, each (heads, n, n), masked scores at the dtype's minimum.
+
+    Any positive d_k, heads and n work, not only the panel's values.
+    """
+    for name, value in (("d_k", d_k), ("heads", heads), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InvalidSetting(f"{name} must be a positive integer, got {value!r}")
+    if mask not in MASKS:
+        raise InvalidSetting(f"mask must be one of {MASKS}, got {mask!r}")
+    if mask == "padding" and n < 2:
+        raise InvalidSetting("a padding mask needs at least 2 tokens, one real and one padding")
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(heads, n, d_k, generator=g)  # (h, n, d_k)
+    k = torch.randn(heads, n, d_k, generator=g)  # (h, m, d_k), m = n
+    scores = (q @ k.transpose(-2, -1)) * scale_for(scaling, d_k)  # (h, n, m)
+    keep = {
+        "none": torch.ones(n, n, dtype=torch.bool),
+        "padding": padding_mask([valid_length(n)], n),  # (1, m): keys only
+        "causal": causal_mask(n),  # (n, m)
+    }[mask]
+    scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)  # (h, n, m)
+    return scores, torch.softmax(scores, dim=-1)  # (h, n, m) each
+
+
+def playground_frame(d_k: int, heads: int, mask: str, scaling: str, n: int) -> Frame:
+    scores, weights = playground_weights(d_k, heads, mask, scaling, n)
+    stats = {name: value.mean(-1) for name, value in saturation_stats(scores).items()}  # (h,)
+    figures = {}
+    for i in range(heads):
+        figures[f"head {i + 1}"] = (
+            f"max weight {stats['max_weight'][i]:.2f}, entropy {stats['entropy'][i]:.2f} nats, "
+            f"Jacobian norm {stats['jacobian_norm'][i]:.3f}"
+        )
+    keys_seen = valid_length(n) if mask == "padding" else n
+    figures["uniform would give"] = (
+        f"max weight {1 / keys_seen:.2f}, entropy {math.log(keys_seen):.2f} nats"
+        + (" (causal rows see fewer keys)" if mask == "causal" else "")
+    )
+    data = {"weights": weights, "stats": stats}
+    return Frame(data=data, figures=figures)
+
+
+class PlaygroundView(View):
+    figsize = (7.2, 2.5)
+
+    def setup(self, fig):
+        axes = fig.subplots(1, MAX_HEADS)
+        self.images, self.notes, self.titles = [], [], []
+        for i, ax in enumerate(axes):
+            image = ax.imshow(
+                torch.full((2, 2), float("nan")).numpy(), cmap="viridis", vmin=0, vmax=1,
+                extent=(0, 1, 1, 0), interpolation="nearest", animated=True,
+            )
+            ax.set(xlim=(0, 1), ylim=(1, 0), xticks=[], yticks=[])
+            ax.set_facecolor("#eeeeee")
+            if i == 0:
+                ax.set_ylabel("rows: queries\ncolumns: keys")
+            self.images.append(image)
+            self.titles.append(ax.set_title("", animated=True))
+            self.notes.append(
+                ax.text(0.5, -0.1, "", transform=ax.transAxes, ha="center", va="top",
+                        fontsize=8, animated=True)
+            )
+        fig.colorbar(self.images[0], ax=list(axes), label="weight", shrink=0.9)
+
+    def update(self, data):
+        weights, stats = data["weights"], data["stats"]
+        for i, (image, title, note) in enumerate(zip(self.images, self.titles, self.notes,
+                                                     strict=True)):
+            if i < weights.shape[0]:
+                image.set_data(weights[i].numpy())
+                title.set_text(f"head {i + 1}")
+                note.set_text(
+                    f"max {stats['max_weight'][i]:.2f}  H {stats['entropy'][i]:.2f}\n"
+                    f"‖J‖ {stats['jacobian_norm'][i]:.3f}"
+                )
+            else:
+                image.set_data(torch.full((2, 2), float("nan")).numpy())
+                title.set_text("")
+                note.set_text("")
+
+
+def playground_explorer() -> Explorer:
+    """d_k × heads × mask × scaling × length: every head's weights and saturation figures."""
+    return Explorer(
+        "The attention playground",
+        [
+            Control("d_k", "d_k", D_K_VALUES, default=64),
+            Control("heads", "heads", HEAD_COUNTS, default=4),
+            Control("mask", "mask", MASKS, default="none"),
+            Control("scaling", "scaling", SCALINGS, default="1/√d_k"),
+            Control("n", "sequence length", LENGTHS, default=8),
+        ],
+        playground_frame,
+        PlaygroundView(),
+        caption=(
+            "Random standard-normal queries and keys, one set per head. Under each map: max "
+            "weight (1 is one-hot), entropy H in nats (0 is one-hot) and the softmax "
+            "Jacobian norm ‖J‖ (0 means no gradient), means over the queries. The padding "
+            "mask hides the last quarter of the keys; the causal mask the keys after each "
+            "query."
+        ),
+    )

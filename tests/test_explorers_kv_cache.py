@@ -1,0 +1,45 @@
+"""q14's explorer: every setting computes, the static panel holds every frame, figures move."""
+
+import json
+import re
+
+from attention_qa.explorer import Frame, InvalidSetting
+from attention_qa.explorers.kv_cache import PRESETS, kv_cache_explorer
+from attention_qa.multihead import kv_cache_bytes
+
+
+def test_every_setting_computes_and_the_static_panel_holds_one_frame_each():
+    explorer = kv_cache_explorer()
+    assert explorer.num_frames <= 200
+    for settings in explorer.settings():
+        frame = explorer.frame(**settings)
+        heads = PRESETS[settings["preset"]][1]
+        if settings["choice"] == "GQA-8" and heads % 8:
+            assert isinstance(frame, InvalidSetting) and "do not divide" in str(frame)
+        else:
+            assert isinstance(frame, Frame), settings
+    html = explorer.to_html(all_frames=True)
+    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
+    frames = json.loads(data.group(1).replace("<\\/", "</"))["frames"]
+    assert len(frames) == explorer.num_frames
+
+
+def test_published_llama_2_70b_figures():
+    frame = kv_cache_explorer().frame(preset="Llama-2-70B", choice="GQA-8", seq_len=4096,
+                                      dtype_bytes=2)
+    assert frame.figures["per token"] == "320 KiB"  # 2 · 80 · 8 · 128 · 2 bytes
+    assert frame.figures["cache (batch 1)"] == "1.250 GiB"
+    assert frame.figures["vs MHA"] == "8× smaller" and frame.figures["published"] == "GQA-8"
+
+
+def test_cache_grows_with_length_and_bytes_and_shrinks_with_fewer_kv_heads():
+    explorer = kv_cache_explorer()
+
+    def gib(**s):
+        return explorer.frame(**s).data["sizes"][s["choice"]]
+
+    base = {"preset": "Mistral-7B", "choice": "MHA", "seq_len": 4096, "dtype_bytes": 2}
+    assert gib(**{**base, "seq_len": 32768}) == 8 * gib(**base)
+    assert gib(**{**base, "dtype_bytes": 4}) == 2 * gib(**base)
+    assert gib(**base) > gib(**{**base, "choice": "GQA-8"}) > gib(**{**base, "choice": "MQA"})
+    assert gib(**base) * 2**30 == kv_cache_bytes(32, 32, 128, 4096, 1, 2)
