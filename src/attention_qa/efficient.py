@@ -22,8 +22,13 @@ function runs, so the book can show the O(n · m) versus O(n · block) claim as 
 """
 
 import math
+import os
 
-import torch
+# The profiler behind peak_memory_bytes prints time-stamped start/stop lines on stderr,
+# which would land in notebook outputs; level 6 keeps it quiet.
+os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+
+import torch  # noqa: E402
 import torch.nn.functional as F
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
