@@ -1,0 +1,121 @@
+"""q10's explorer: the same input seen by 1, 2, 4 or 8 heads at a fixed d_model.
+
+Each head has its own W_Q and W_K slices, so it scores the same tokens its own way
+(Vaswani et al., 2017, section 3.2.2). The weights are random (seeded), the tokens are
+random embeddings plus sinusoidal positions; the panel shows every head's n × n map.
+"""
+
+import torch
+
+from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.multihead import MultiHeadAttention
+from attention_qa.positional import sinusoidal_encoding
+
+D_MODEL = 32
+N_TOKENS = 8
+HEAD_COUNTS = (1, 2, 4, 8)
+INPUTS = ("random tokens", "a sequence said twice")
+SEEDS = (0, 1, 2)
+MAX_HEADS = max(HEAD_COUNTS)
+
+
+def head_inputs(kind: str, n: int = N_TOKENS, d_model: int = D_MODEL) -> torch.Tensor:
+    """Token embeddings plus sinusoidal positions, (1, n, d_model).
+
+    "a sequence said twice" repeats its first n/2 tokens, so content-matching heads
+    can find each token's twin n/2 positions away.
+    """
+    if kind not in INPUTS:
+        raise ValueError(f"kind must be one of {list(INPUTS)}, got {kind!r}")
+    g = torch.Generator().manual_seed(100)
+    vocab = torch.randn(16, d_model, generator=g)  # (vocab, d_model)
+    tokens = torch.randint(16, (n,), generator=g)  # (n,)
+    if kind == "a sequence said twice":
+        tokens = tokens[: n // 2].repeat(2)
+    return (vocab[tokens] + sinusoidal_encoding(n, d_model)).unsqueeze(0)  # (1, n, d_model)
+
+
+def head_weights(num_heads: int, kind: str, seed: int) -> torch.Tensor:
+    """Attention weights (h, n, n) of a seeded random MultiHeadAttention on one input."""
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(D_MODEL, num_heads)
+    with torch.no_grad():
+        for layer in (mha.w_q, mha.w_k):
+            # Unit-variance weights per input feature: the scores then have a spread of
+            # about 1 after the 1/√d_k scaling, so the maps are neither flat nor one-hot.
+            layer.weight.normal_(0, D_MODEL**-0.5)
+        x = head_inputs(kind)  # (1, n, d_model)
+        _, weights = mha(x, x, x)  # (1, h, n, n)
+    return weights[0]  # (h, n, n)
+
+
+def head_maps_frame(num_heads: int, kind: str, seed: int) -> Frame:
+    weights = head_weights(num_heads, kind, seed)  # (h, n, n)
+    entropy = torch.special.entr(weights).sum(-1).mean(-1)  # (h,) mean over queries
+    # How different the heads are: mean absolute difference between two heads' maps.
+    if num_heads > 1:
+        diffs = [
+            (weights[i] - weights[j]).abs().mean().item()
+            for i in range(num_heads)
+            for j in range(i + 1, num_heads)
+        ]
+        spread = f"{sum(diffs) / len(diffs):.3f}"
+    else:
+        spread = "n/a (one head)"
+    figures = {
+        "d_k": str(D_MODEL // num_heads),
+        "entropy per head": ", ".join(f"{e:.2f}" for e in entropy.tolist()) + " nats",
+        "mean |difference| between two heads' maps": spread,
+    }
+    return Frame(data={"weights": weights}, figures=figures)
+
+
+class HeadMapsView(View):
+    figsize = (7.6, 1.55)
+
+    def setup(self, fig):
+        axes = fig.subplots(1, MAX_HEADS)
+        self.images, self.labels = [], []
+        for i, ax in enumerate(axes):
+            image = ax.imshow(
+                torch.zeros(N_TOKENS, N_TOKENS).numpy(), cmap="viridis", vmin=0, vmax=1,
+                animated=True,
+            )
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if i == 0:
+                ax.set_ylabel("query")
+            ax.set_xlabel("key")
+            label = ax.set_title(f"head {i}", animated=True)
+            self.images.append(image)
+            self.labels.append(label)
+
+    def update(self, data):
+        weights = data["weights"]
+        for i, (image, label) in enumerate(zip(self.images, self.labels, strict=True)):
+            if i < weights.shape[0]:
+                image.set_data(weights[i].numpy())
+                image.set_visible(True)
+                label.set_text(f"head {i}")
+            else:
+                image.set_visible(False)
+                label.set_text("—")
+
+
+def head_maps_explorer() -> Explorer:
+    """Heads (1, 2, 4, 8 at d_model = 32) × input × weight seed → every head's map."""
+    return Explorer(
+        "Per-head attention maps at a fixed d_model",
+        [
+            Control("num_heads", "heads h", HEAD_COUNTS, default=4),
+            Control("kind", "input", INPUTS, default="a sequence said twice"),
+            Control("seed", "weight seed", SEEDS, default=0),
+        ],
+        head_maps_frame,
+        HeadMapsView(),
+        caption=(
+            f"d_model = {D_MODEL}, n = {N_TOKENS} tokens, random (seeded) projections; "
+            "colour = weight from 0 (dark) to 1 (yellow), each row is one query and sums "
+            "to 1. Entropy runs from 0 (one key) to log n = 2.08 nats (uniform)."
+        ),
+    )

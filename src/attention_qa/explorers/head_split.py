@@ -1,0 +1,106 @@
+"""q11's explorer: splitting a fixed d_model into more, narrower heads.
+
+Parameters (4·d² + 4·d) and matrix-product FLOPs (4·B·n·d·(2d + n)) do not depend on the
+number of heads h (Vaswani et al., 2017, section 3.2.2: "the total computational cost is
+similar to that of single-head attention with full dimensionality"). What changes is each
+head's width d_k = d/h, and with it the rank of a head's score matrix, at most d_k
+(Bhojanapalli et al., 2020, "Low-Rank Bottleneck in Multi-head Attention Models").
+"""
+
+import torch
+
+from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.multihead import MultiHeadAttention, attention_flops
+
+D_MODEL = 64
+HEAD_COUNTS = (1, 2, 4, 8, 16, 32, 64)
+LENGTHS = (16, 32, 64, 128)
+SV_FLOOR = 1e-12  # relative singular values below this are drawn at the floor
+
+
+def head_scores(num_heads: int, n: int, seed: int = 0) -> torch.Tensor:
+    """Raw scores Q_i K_iᵀ of every head, (h, n, n), in float64, for standard-normal tokens."""
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(D_MODEL, num_heads).double()
+    with torch.no_grad():
+        for layer in (mha.w_q, mha.w_k):
+            # Unit-variance q and k components, the assumption behind the 1/√d_k scaling.
+            layer.weight.normal_(0, D_MODEL**-0.5)
+    x = torch.randn(n, D_MODEL, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    d_k = D_MODEL // num_heads
+    with torch.no_grad():
+        q = mha.w_q(x).view(n, num_heads, d_k).transpose(0, 1)  # (h, n, d_k)
+        k = mha.w_k(x).view(n, num_heads, d_k).transpose(0, 1)  # (h, n, d_k)
+    return q @ k.transpose(-2, -1)  # (h, n, n)
+
+
+def head_split_frame(num_heads: int, n: int) -> Frame:
+    d_k = D_MODEL // num_heads
+    scores = head_scores(num_heads, n)  # (h, n, n)
+    weights = torch.softmax(scores / d_k**0.5, dim=-1)  # (h, n, n)
+    max_weight = weights.amax(-1).mean(-1)  # (h,) mean over queries
+    singular = torch.linalg.svdvals(scores[0])  # (n,) descending
+    relative = (singular / singular[0]).clamp_min(SV_FLOOR)
+    rank = int(torch.linalg.matrix_rank(scores[0]))
+    params = 4 * D_MODEL * D_MODEL + 4 * D_MODEL
+    figures = {
+        "parameters": f"{params:,}",
+        "FLOPs (B = 1)": f"{attention_flops(1, n, n, D_MODEL):,}",
+        "d_k": str(d_k),
+        "rank of head 0's Q Kᵀ": f"{rank} of n = {n}",
+        "mean max weight per query": f"{max_weight.mean().item():.3f} (uniform 1/n = {1 / n:.3f})",
+    }
+    data = {"relative": relative, "d_k": d_k, "n": n, "max_weight": max_weight}
+    return Frame(data=data, figures=figures)
+
+
+class HeadSplitView(View):
+    figsize = (7.6, 2.6)
+
+    def setup(self, fig):
+        ax_sv, ax_heads = fig.subplots(1, 2)
+        (self.sv,) = ax_sv.plot([1], [1], marker=".", color="#4477aa", animated=True)
+        self.d_k_line = ax_sv.axvline(1, color="#ee6677", linestyle="--", animated=True)
+        ax_sv.set(
+            title="singular values of head 0's Q Kᵀ", xlabel="index", yscale="log",
+            ylabel="relative to the largest", xlim=(0.5, max(LENGTHS) + 0.5),
+            ylim=(SV_FLOOR / 3, 3), xscale="log",
+        )
+        ax_sv.legend([self.d_k_line], ["d_k"], loc="lower left", frameon=False)
+        self.bars = ax_heads.stairs([0.0], [0.0, 1.0], fill=True, color="#228833", animated=True)
+        (self.uniform,) = ax_heads.plot(
+            [0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1, animated=True
+        )
+        ax_heads.set(
+            title="each head's mean max weight", xlabel="heads, left to right",
+            ylabel="max weight", xlim=(0, 1), ylim=(0, 0.6), xticks=[],
+        )
+        ax_heads.legend([self.uniform], ["uniform 1/n"], loc="upper right", frameon=False)
+
+    def update(self, data):
+        relative = data["relative"]
+        self.sv.set_data(torch.arange(1, len(relative) + 1).numpy(), relative.numpy())
+        self.d_k_line.set_xdata([data["d_k"], data["d_k"]])
+        h = len(data["max_weight"])
+        self.bars.set_data(data["max_weight"].numpy(), torch.linspace(0, 1, h + 1).numpy())
+        self.uniform.set_ydata([1 / data["n"], 1 / data["n"]])
+
+
+def head_split_explorer() -> Explorer:
+    """Heads h (1 … 64 at d_model = 64) × tokens n → flat cost, d_k, rank, saturation."""
+    return Explorer(
+        "Splitting d_model = 64 into h heads",
+        [
+            Control("num_heads", "heads h", HEAD_COUNTS, default=8),
+            Control("n", "tokens n", LENGTHS, default=32),
+        ],
+        head_split_frame,
+        HeadSplitView(),
+        caption=(
+            "Standard-normal tokens; W_Q and W_K drawn so that q and k have unit-variance "
+            "components. "
+            "Parameters and FLOPs stay the same for every h; a head's score matrix has at "
+            "most d_k non-zero singular values (the rest fall to rounding error, drawn at "
+            f"{SV_FLOOR:g})."
+        ),
+    )
