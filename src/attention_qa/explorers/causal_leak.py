@@ -1,0 +1,128 @@
+"""q08's explorer: perturb one token and see which output positions of self-attention change.
+
+A causal mask (Vaswani et al., 2017, section 3.2.3) lets position i attend to keys 0..i. If
+it is right, changing the token at position p can change the outputs at p, p+1, … only;
+a change at an earlier position is a leak of the future into the past. Masks are boolean,
+True = may attend, as everywhere in the package.
+"""
+
+import numpy as np
+import torch
+
+from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.masks import causal_mask
+from attention_qa.multihead import MultiHeadAttention
+
+SEQ_LEN = 8
+D_MODEL = 16
+VOCAB = 20
+CHANGE_TOL = 1e-6  # a |Δ output| above this counts as a change
+
+# name → (n, n) boolean mask, True = may attend
+MASK_VARIANTS = {
+    "correct": lambda n: causal_mask(n),
+    "none": lambda n: torch.ones(n, n, dtype=torch.bool),
+    "transposed": lambda n: causal_mask(n).T,
+    # triu(ones, diagonal=1) marks the future to block; passed where True means keep, it
+    # lets each position see only the future.
+    "block mask read as keep": lambda n: torch.triu(torch.ones(n, n, dtype=torch.bool), 1),
+    # The matrix seed 003 prints: triu(ones, diagonal=0) blocks the diagonal too.
+    "diagonal blocked": lambda n: ~torch.triu(torch.ones(n, n, dtype=torch.bool), 0),
+}
+MASK_NAMES = tuple(MASK_VARIANTS)
+
+
+def variant_mask(name: str, n: int = SEQ_LEN) -> torch.Tensor:
+    if name not in MASK_VARIANTS:
+        raise ValueError(f"mask must be one of {list(MASK_VARIANTS)}, got {name!r}")
+    return MASK_VARIANTS[name](n)  # (n, n)
+
+
+def one_layer(seed: int = 0):
+    """Token embeddings followed by one self-attention layer, with fixed random weights."""
+    torch.manual_seed(seed)
+    embed = torch.nn.Embedding(VOCAB, D_MODEL)
+    attn = MultiHeadAttention(D_MODEL, num_heads=2)
+    return embed, attn
+
+
+EMBED, ATTN = one_layer()
+TOKENS = torch.tensor([[3, 14, 7, 1, 9, 12, 5, 18]])  # (1, SEQ_LEN)
+
+
+@torch.no_grad()
+def output_change(position: int, mask_name: str) -> torch.Tensor:
+    """max |Δ output| per position, (SEQ_LEN,), when the token at ``position`` changes."""
+    if not 0 <= position < SEQ_LEN:
+        raise ValueError(f"position must lie in 0..{SEQ_LEN - 1}, got {position!r}")
+    mask = variant_mask(mask_name)
+    perturbed = TOKENS.clone()
+    perturbed[0, position] = (perturbed[0, position] + 1) % VOCAB
+    outs = []
+    for tokens in (TOKENS, perturbed):
+        x = EMBED(tokens)  # (1, n, d_model)
+        outs.append(ATTN(x, x, x, mask)[0])  # (1, n, d_model)
+    return (outs[1] - outs[0]).abs().amax(dim=-1)[0]  # (n,)
+
+
+def leak_frame(position: int, mask_name: str) -> Frame:
+    delta = output_change(position, mask_name)  # (n,)
+    changed = delta > CHANGE_TOL
+    leaked = [i for i in range(position) if changed[i]]
+    figures = {
+        "positions that change": ", ".join(str(i) for i in range(SEQ_LEN) if changed[i]) or "none",
+        "earlier positions that change (leaks)": ", ".join(map(str, leaked)) or "none",
+    }
+    return Frame(data={"delta": delta, "position": position, "leaked": leaked},
+                 figures=figures)
+
+
+class LeakView(View):
+    figsize = (6.0, 2.6)
+
+    def setup(self, fig):
+        ax = fig.subplots()
+        self.bars = ax.bar(range(SEQ_LEN), np.zeros(SEQ_LEN), color="#4477aa", animated=True)
+        self.marker = ax.axvline(0, color="#222222", linestyle="--", linewidth=1, animated=True)
+        self.note = ax.text(0.01, 0.95, "", transform=ax.transAxes, va="top", animated=True)
+        ax.set(
+            xlabel="output position",
+            ylabel="max |Δ output|",
+            xticks=range(SEQ_LEN),
+            xlim=(-0.6, SEQ_LEN - 0.4),
+            ylim=(0, 0.5),
+            title="change of each output when one token changes",
+        )
+        ax.legend(
+            [self.bars[0], ax.bar([0], [0], color="#ee6677")[0], self.marker],
+            ["changed, allowed", "changed before the perturbed token: leak", "perturbed token"],
+            loc="upper right", frameon=False, fontsize=7,
+        )
+
+    def update(self, data):
+        delta = data["delta"].clamp(max=0.49).numpy()
+        for i, bar in enumerate(self.bars):
+            bar.set_height(delta[i])
+            bar.set_color("#ee6677" if i in data["leaked"] else "#4477aa")
+        self.marker.set_xdata([data["position"], data["position"]])
+        leaks = len(data["leaked"])
+        self.note.set_text(f"{leaks} leak{'s' if leaks != 1 else ''}")
+
+
+def causal_leak_explorer() -> Explorer:
+    """Perturbed position × mask variant → |Δ output| at every position."""
+    return Explorer(
+        "Leak test: perturb one token, watch the outputs",
+        [
+            Control("position", "perturbed position", tuple(range(SEQ_LEN)), default=4),
+            Control("mask_name", "mask", MASK_NAMES, default="correct"),
+        ],
+        leak_frame,
+        LeakView(),
+        caption=(
+            "One self-attention layer (2 heads, d_model = 16) over 8 token embeddings; the "
+            "token at the dashed line is swapped for another. A red bar is an output before "
+            "the perturbed position that changed: the future leaked into the past. Bars are "
+            "clipped at 0.5."
+        ),
+    )

@@ -1,0 +1,113 @@
+"""q09's explorer: which attention scores one decoding step computes, with and without a cache.
+
+At step t the sequence holds t tokens. Without a cache the model runs again over all t
+positions, and the package's attention computes the whole (t, t) score matrix before masking
+its upper triangle. With a K/V cache (Pope et al., 2022, "Efficiently Scaling Transformer
+Inference") the keys and values of the first t − 1 positions are kept, and only the new
+token's query meets the t keys: one row of t scores. Summed over N steps, that is about
+N³/3 score entries against N²/2.
+"""
+
+import numpy as np
+from matplotlib.patches import Patch
+
+from attention_qa.explorer import Control, Explorer, Frame, View
+
+MAX_STEPS = 16
+STEPS = tuple(range(1, MAX_STEPS + 1))
+CACHE_MODES = ("off", "on")
+
+# cell colours (Tol palette)
+NEW = (0.267, 0.467, 0.667, 1.0)  # #4477aa: computed at this step and used
+WASTED = (0.8, 0.733, 0.267, 1.0)  # #ccbb44: computed at this step, then masked
+EARLIER = (0.733, 0.733, 0.733, 1.0)  # #bbbbbb: computed at an earlier step, not redone
+EMPTY = (1.0, 1.0, 1.0, 1.0)
+
+
+def scores_per_step(t: int, use_cache: bool) -> int:
+    """Score entries q·k computed at step t (per head and layer)."""
+    if not isinstance(t, int) or isinstance(t, bool) or t < 1:
+        raise ValueError(f"t must be a positive integer, got {t!r}")
+    return t if use_cache else t * t
+
+
+def cumulative_scores(steps: int, use_cache: bool) -> int:
+    """Score entries computed over steps 1..steps."""
+    return sum(scores_per_step(t, use_cache) for t in range(1, steps + 1))
+
+
+def step_grid(t: int, use_cache: bool) -> np.ndarray:
+    """(MAX_STEPS, MAX_STEPS) codes: 0 empty, 1 new and used, 2 new but masked, 3 earlier."""
+    grid = np.zeros((MAX_STEPS, MAX_STEPS), dtype=int)
+    i, j = np.indices((t, t))
+    if use_cache:
+        grid[:t, :t][j <= i] = 3
+        grid[t - 1, :t] = 1
+    else:
+        grid[:t, :t] = np.where(j <= i, 1, 2)
+    return grid
+
+
+def decode_step_frame(t: int, cache: str) -> Frame:
+    use_cache = cache == "on"
+    figures = {
+        "scores at this step": f"{scores_per_step(t, use_cache)}",
+        "scores over steps 1..t": f"{cumulative_scores(t, use_cache)}",
+        "the other mode over steps 1..t": f"{cumulative_scores(t, not use_cache)}",
+    }
+    data = {
+        "grid": step_grid(t, use_cache),
+        "t": t,
+        "cumulative": [cumulative_scores(s, use_cache) for s in range(1, t + 1)],
+    }
+    return Frame(data=data, figures=figures)
+
+
+class DecodeStepView(View):
+    figsize = (7.0, 2.8)
+
+    def setup(self, fig):
+        ax_grid, ax_work = fig.subplots(1, 2)
+        self.palette = np.array([EMPTY, NEW, WASTED, EARLIER])
+        self.image = ax_grid.imshow(self.palette[np.zeros((MAX_STEPS, MAX_STEPS), int)],
+                                    animated=True)
+        ax_grid.set(title="score entries (query i, key j)", xlabel="key j", ylabel="query i",
+                    xticks=range(0, MAX_STEPS, 3), yticks=range(0, MAX_STEPS, 3))
+        cells = [Patch(color=c) for c in (NEW, WASTED, EARLIER)]
+        cell_labels = ["score computed now", "computed now, masked", "from an earlier step"]
+        steps = np.arange(1, MAX_STEPS + 1)
+        for use_cache, colour, label in ((False, "#ee6677", "no cache"),
+                                         (True, "#4477aa", "K/V cache")):
+            total = [cumulative_scores(int(s), use_cache) for s in steps]
+            ax_work.plot(steps, total, color=colour, linewidth=1, alpha=0.4, label=label)
+        (self.current,) = ax_work.plot([], [], color="#222222", marker="o", markersize=3,
+                                       animated=True)
+        top = 2 * cumulative_scores(MAX_STEPS, False)
+        ax_work.set(title="cumulative score entries", xlabel="step t", yscale="log",
+                    xlim=(0.5, MAX_STEPS + 0.5), ylim=(0.8, top))
+        lines, line_labels = ax_work.get_legend_handles_labels()
+        ax_work.legend(lines + cells, line_labels + cell_labels, loc="lower right",
+                       frameon=False, fontsize=7)
+
+    def update(self, data):
+        self.image.set_data(self.palette[data["grid"]])
+        t = data["t"]
+        self.current.set_data(np.arange(1, t + 1), data["cumulative"])
+
+
+def decode_step_explorer() -> Explorer:
+    """Decoding step × cache on/off → the score entries computed, and the work so far."""
+    return Explorer(
+        "The work of one decoding step, with and without a K/V cache",
+        [
+            Control("t", "step t (tokens so far)", STEPS, default=8),
+            Control("cache", "K/V cache", CACHE_MODES, default="off"),
+        ],
+        decode_step_frame,
+        DecodeStepView(),
+        caption=(
+            "Counts are score entries q·k per head and layer. Without a cache, step t "
+            "recomputes the whole t × t matrix (its upper triangle is then masked); with "
+            "a cache, it computes one row of t entries for the new token."
+        ),
+    )

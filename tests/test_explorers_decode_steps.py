@@ -1,0 +1,47 @@
+"""q09's decoding-step explorer: counts per step and in total, frames for every setting."""
+
+import json
+import re
+
+import numpy as np
+
+from attention_qa.explorer import Frame
+from attention_qa.explorers.decode_steps import (
+    MAX_STEPS,
+    cumulative_scores,
+    decode_step_explorer,
+    scores_per_step,
+    step_grid,
+)
+
+
+def _payload(html: str) -> dict:
+    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
+    return json.loads(data.group(1).replace("<\\/", "</"))
+
+
+def test_every_setting_computes_and_the_panel_holds_one_frame_each():
+    explorer = decode_step_explorer()
+    for settings in explorer.settings():
+        assert isinstance(explorer.frame(**settings), Frame), settings
+    payload = _payload(explorer.to_html(all_frames=True))
+    assert len(payload["frames"]) == explorer.num_frames == 2 * MAX_STEPS
+
+
+def test_counts_match_closed_forms():
+    for n in range(1, MAX_STEPS + 1):
+        assert cumulative_scores(n, True) == n * (n + 1) // 2
+        assert cumulative_scores(n, False) == n * (n + 1) * (2 * n + 1) // 6
+        grid_on, grid_off = step_grid(n, True), step_grid(n, False)
+        assert (grid_on == 1).sum() == scores_per_step(n, True) == n
+        assert np.isin(grid_off, (1, 2)).sum() == scores_per_step(n, False) == n * n
+
+
+def test_figures_grow_with_the_step():
+    explorer = decode_step_explorer()
+
+    def count(t, cache):
+        return int(explorer.frame(t=t, cache=cache).figures["scores at this step"])
+
+    assert count(4, "on") < count(8, "on") < count(8, "off")
+    assert count(16, "off") / count(8, "off") == 4 and count(16, "on") / count(8, "on") == 2
