@@ -12,11 +12,12 @@ PORT ?= 8000
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+$(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "the book needs Python 3.11, found " + sys.version.split()[0]'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
+	npm ci --no-audit --no-fund --silent
 	touch $(STAMP)
 
 ## book: build the site into _build/html (notebooks run once; later builds use the cache)

@@ -11,6 +11,9 @@ Measures, on this machine:
 
 Usage: python benchmarks/run.py [--quick] [--json PATH]
   --quick skips the cold build and the nbval suite (the slow parts).
+
+The figures go to benchmarks/results.json, and as a table to benchmarks/results.md, which
+the book's "How this book is tested" page includes.
 """
 
 import argparse
@@ -25,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 JB = str(Path(PY).parent / "jupyter-book")
-RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
+RESULTS = ROOT / "benchmarks" / "results.json"
+TABLE = ROOT / "benchmarks" / "results.md"  # included by book/testing.md
 MB = 1_000_000
 
 
@@ -92,7 +96,7 @@ def main(argv):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from explorer_latency import measure
 
@@ -119,9 +123,11 @@ def main(argv):
         ("whole site", f"{results['pages']['site_mb']:.1f} MB", "≤ 60 MB"),
         ("largest notebook", f"{results['notebooks']['largest_notebook_mb']:.2f} MB", "≤ 1 MB"),
     ]
-    print("\n| figure | measured | target |\n|---|---|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    table = "| figure | measured | target |\n|---|---|---|\n"
+    table += "".join("| " + " | ".join(row) + " |\n" for row in rows)
+    print("\n" + table)
+    stamp = time.strftime("%Y-%m-%d", time.gmtime())
+    TABLE.write_text(f"Measured on {stamp}, {results['machine']}, by `make bench`.\n\n{table}")
     args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     print(f"\nSaved {args.json.relative_to(ROOT) if args.json.is_relative_to(ROOT) else args.json}")
 

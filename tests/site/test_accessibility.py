@@ -1,0 +1,25 @@
+"""axe-core on every built page: no serious or critical violations."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.site.conftest import SITE, built_pages
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = built_pages() if SITE.exists() else ["index.html"]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_serious_or_critical_violations(page, site_url, path):
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run `npm ci` (make does it)")
+    page.goto(f"{site_url}/{path}", wait_until="networkidle")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    serious = [
+        f"{v['id']} ({v['impact']}): {v['nodes'][0]['html'][:120]}"
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert not serious, f"{path}: " + "; ".join(serious)

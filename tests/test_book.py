@@ -1,0 +1,61 @@
+"""Every chapter keeps the house anatomy and links to its neighbours."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTIONS = [
+    "## Short answer",
+    "## Why",
+    "## See it",
+    "## Check it",
+    "## Common mistakes",
+    "## Exercise",
+    "## Summary",
+]
+
+
+def chapters_in_toc_order() -> list[str]:
+    return re.findall(r"file:\s*book/(q\d\d_\w+)", (ROOT / "_toc.yml").read_text())
+
+
+CHAPTERS = chapters_in_toc_order()
+
+
+def test_toc_lists_every_chapter_once_and_only_existing_ones():
+    on_disk = sorted(p.stem for p in (ROOT / "book").glob("q*.ipynb"))
+    assert sorted(CHAPTERS) == on_disk
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_anatomy(stem):
+    cells = nbformat.read(ROOT / "book" / f"{stem}.ipynb", as_version=4).cells
+    title = cells[0].source.splitlines()
+    assert title[0].startswith(f"# {stem[:3]} · "), title[0]
+    assert any(re.search(r"[\u4e00-\u9fff]", line) for line in title[1:]), "no Chinese subtitle"
+    headings = [
+        line.strip()
+        for c in cells
+        if c.cell_type == "markdown"
+        for line in c.source.splitlines()
+        if line.startswith("## ")
+    ]
+    positions = [next((i for i, h in enumerate(headings) if h == s), None) for s in SECTIONS]
+    missing = [s for s, p in zip(SECTIONS, positions, strict=True) if p is None]
+    assert not missing, f"{stem} lacks {missing}"
+    assert positions == sorted(positions), f"{stem}: sections out of order {headings}"
+
+
+@pytest.mark.parametrize("index", range(len(CHAPTERS)), ids=CHAPTERS)
+def test_links_to_neighbours(index):
+    stem = CHAPTERS[index]
+    cells = nbformat.read(ROOT / "book" / f"{stem}.ipynb", as_version=4).cells
+    summary = "\n".join(c.source for c in cells if c.cell_type == "markdown").split("## Summary")[
+        -1
+    ]
+    neighbours = CHAPTERS[max(index - 1, 0) : index] + CHAPTERS[index + 1 : index + 2]
+    for other in neighbours:
+        assert f"{{doc}}`{other}`" in summary, f"{stem}'s summary does not link to {other}"
