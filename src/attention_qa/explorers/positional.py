@@ -1,0 +1,97 @@
+"""q15's explorer: the sinusoidal positional encoding and how alike two positions look.
+
+Follows Vaswani et al. (2017), section 3.5. The left panel is the encoding of positions
+0 … 127 with a line at the chosen position; the right panel is the cosine similarity of
+that position's encoding with every other one, PE(p)·PE(q) / (‖PE(p)‖ ‖PE(q)‖).
+Every row has norm √(d_model/2), so this is the dot product divided by d_model/2.
+"""
+
+import torch
+
+from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.positional import sinusoidal_encoding
+
+NUM_POSITIONS = 128
+D_MODEL_VALUES = (4, 8, 16, 32, 64, 128, 256, 512)
+POSITION_VALUES = (0, 16, 32, 48, 64, 80, 96, 112)
+
+
+def similarity_to(position: int, d_model: int, num_positions: int = NUM_POSITIONS):
+    """Cosine similarity of PE(position) with PE(q) for q = 0 … num_positions − 1."""
+    pe = sinusoidal_encoding(num_positions, d_model)  # (num_positions, d_model)
+    return pe @ pe[position] / (d_model / 2)  # (num_positions,)
+
+
+def positional_frame(d_model: int, position: int) -> Frame:
+    if not 0 <= position < NUM_POSITIONS:
+        raise InvalidSetting(f"position must lie in 0 … {NUM_POSITIONS - 1}, got {position}")
+    pe = sinusoidal_encoding(NUM_POSITIONS, d_model)  # (positions, d_model)
+    sim = similarity_to(position, d_model)  # (positions,)
+    neighbour = position + 1 if position + 1 < NUM_POSITIONS else position - 1
+    far = (sim - torch.where(torch.arange(NUM_POSITIONS) == position, 2.0, 0.0)).max()
+    figures = {
+        "d_model": str(d_model),
+        "frequencies": str(d_model // 2),
+        "similarity to the next position": f"{sim[neighbour].item():.3f}",
+        "highest similarity to another position": f"{far.item():.3f}",
+    }
+    return Frame(data={"pe": pe, "sim": sim, "position": position}, figures=figures)
+
+
+class PositionalView(View):
+    figsize = (7.4, 2.7)
+
+    def setup(self, fig):
+        ax_pe, ax_sim = fig.subplots(1, 2)
+        self.image = ax_pe.imshow(
+            torch.zeros(NUM_POSITIONS, 2).numpy(),
+            aspect="auto",
+            cmap="viridis",
+            vmin=-1,
+            vmax=1,
+            extent=(0, 1, NUM_POSITIONS - 0.5, -0.5),
+            interpolation="nearest",
+            animated=True,
+        )
+        (self.row,) = ax_pe.plot([0, 1], [0, 0], color="#ee6677", linewidth=1.5, animated=True)
+        ax_pe.set(
+            title="PE[pos, i]: sin and cos columns interleaved",
+            xlabel="feature index / d_model (fast → slow frequencies)",
+            ylabel="position",
+        )
+        fig.colorbar(self.image, ax=ax_pe, fraction=0.05)
+        positions = torch.arange(NUM_POSITIONS).numpy()
+        (self.curve,) = ax_sim.plot(positions, positions * 0.0, color="#4477aa", animated=True)
+        (self.marker,) = ax_sim.plot([0], [1], "o", color="#ee6677", animated=True)
+        ax_sim.axhline(0, color="#bbbbbb", linewidth=0.8)
+        ax_sim.set(
+            title="similarity of PE(p) to every PE(q)",
+            xlabel="position q",
+            ylabel="cosine similarity",
+            xlim=(0, NUM_POSITIONS - 1),
+            ylim=(-0.25, 1.05),
+        )
+
+    def update(self, data):
+        self.image.set_data(data["pe"].numpy())
+        p = data["position"]
+        self.row.set_ydata([p, p])
+        self.curve.set_ydata(data["sim"].numpy())
+        self.marker.set_data([p], [1.0])
+
+
+def positional_explorer() -> Explorer:
+    """d_model × position p → the encoding's heatmap and the similarity of PE(p) to the rest."""
+    return Explorer(
+        "Sinusoidal positional encoding: d_model and position",
+        [
+            Control("d_model", "d_model", D_MODEL_VALUES, default=64),
+            Control("position", "position p", POSITION_VALUES, default=48),
+        ],
+        positional_frame,
+        PositionalView(),
+        caption=(
+            f"Positions 0 … {NUM_POSITIONS - 1}. Cosine similarity is PE(p)·PE(q) divided by "
+            "d_model/2, the squared norm of every row; it depends only on the distance q − p."
+        ),
+    )

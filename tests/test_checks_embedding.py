@@ -1,0 +1,30 @@
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from attention_qa.checks import _EMBEDDING_BUGS, _embedding_variant, check_embedding
+
+
+def test_right_answers_pass():
+    def one_hot(tokens, weight):
+        hot = nn.functional.one_hot(tokens, weight.shape[0]).to(weight.dtype)
+        return hot @ weight * math.sqrt(weight.shape[1])
+
+    check_embedding(one_hot)
+    check_embedding(lambda t, w: nn.functional.embedding(t, w) * w.shape[-1] ** 0.5)
+
+
+@pytest.mark.parametrize("bug", list(_EMBEDDING_BUGS))
+def test_each_classic_bug_is_named(bug):
+    with pytest.raises(AssertionError) as info:
+        check_embedding(lambda t, w: _embedding_variant(t, w, bug))
+    assert _EMBEDDING_BUGS[bug] in str(info.value)
+
+
+def test_other_errors_are_reported():
+    with pytest.raises(AssertionError, match="not the rows"):
+        check_embedding(lambda t, w: torch.zeros(*t.shape, w.shape[1]))
+    with pytest.raises(AssertionError, match="has shape"):
+        check_embedding(lambda t, w: w)

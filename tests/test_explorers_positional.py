@@ -1,0 +1,39 @@
+import base64
+import json
+import re
+
+import torch
+
+from attention_qa.explorer import Frame
+from attention_qa.explorers.positional import positional_explorer, similarity_to
+from attention_qa.positional import sinusoidal_encoding
+
+
+def test_every_combination_computes_and_the_html_holds_each():
+    explorer = positional_explorer()
+    for settings in explorer.settings():
+        assert isinstance(explorer.frame(**settings), Frame), settings
+    html = explorer.to_html(all_frames=True)
+    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
+    payload = json.loads(data.group(1).replace("<\\/", "</"))
+    assert len(payload["frames"]) == explorer.num_frames
+    assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in payload["images"])
+    assert len(html) < 3_000_000
+
+
+def test_similarity_depends_only_on_distance_and_peaks_at_the_position():
+    a, b = similarity_to(20, 64), similarity_to(50, 64)
+    assert torch.allclose(a[20:60], b[50:90], atol=1e-5)
+    assert a.argmax().item() == 20 and abs(a[20].item() - 1) < 1e-5
+    pe = sinusoidal_encoding(128, 64)
+    assert torch.allclose(a, torch.cosine_similarity(pe, pe[20:21], dim=-1), atol=1e-5)
+
+
+def test_more_dimensions_keep_neighbours_more_alike():
+    explorer = positional_explorer()
+
+    def near(d):
+        figures = explorer.frame(d_model=d, position=48).figures
+        return float(figures["similarity to the next position"])
+
+    assert near(4) < near(64) < near(512)
