@@ -23,12 +23,10 @@ function runs, so the book can show the O(n · m) versus O(n · block) claim as 
 
 import math
 import os
+import sys
+from contextlib import contextmanager
 
-# The profiler behind peak_memory_bytes prints time-stamped start/stop lines on stderr,
-# which would land in notebook outputs; level 6 keeps it quiet.
-os.environ.setdefault("KINETO_LOG_LEVEL", "6")
-
-import torch  # noqa: E402
+import torch
 import torch.nn.functional as F
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
@@ -181,6 +179,25 @@ def linear_attention(q, k, v, feature_map: str = "elu", causal: bool = False) ->
     return out / torch.where(den > 0, den, torch.ones_like(den))
 
 
+@contextmanager
+def _stderr_descriptor_silenced():
+    """Send what is written to file descriptor 2 inside the block to the null device.
+
+    The profiler logs a time-stamped start/stop line there (below Python's sys.stderr) on
+    every run; Jupyter would put it in the cell's output and every re-run would differ.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def peak_memory_bytes(fn, *args, **kwargs):
     """Run ``fn(*args, **kwargs)`` and return ``(result, peak)``, peak in bytes.
 
@@ -191,8 +208,9 @@ def peak_memory_bytes(fn, *args, **kwargs):
     a fused kernel), in the order they happened. It does not depend on timing, but it sees
     only PyTorch's allocator, not memory that Python or a library gets elsewhere.
     """
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        result = fn(*args, **kwargs)
+    with _stderr_descriptor_silenced():
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            result = fn(*args, **kwargs)
     records = [
         e
         for e in prof.profiler.kineto_results.events()

@@ -1,0 +1,138 @@
+"""q20's explorer: local, strided and global + local masks, and what each costs in accuracy.
+
+Queries, keys and values (d_k = 16) are attended to twice: with every key (full attention,
+Vaswani et al., 2017) and with only the keys a sparse pattern allows, the softmax
+renormalised over them. The inputs are either purely random, so full attention has no
+preferred distance, or "local": each query resembles its neighbours' keys, so most of full
+attention's weight lies near the diagonal, as it often does in trained language models.
+The panel shows the mask, the sparse weights and the error of each query's output against
+full attention. The patterns follow Longformer
+(Beltagy et al., 2020: sliding window, global + local) and the Sparse Transformer (Child et
+al., 2019: strided).
+"""
+
+import torch
+
+from attention_qa.attention import scaled_dot_product_attention
+from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.masks import global_local_mask, sliding_window_mask
+from attention_qa.sparse import strided_mask
+
+PATTERNS = ("sliding window", "strided", "global + local")
+INPUTS = ("local", "random")
+WINDOWS = (1, 2, 4, 8)
+LENGTHS = (16, 32, 64)
+D_K = 16
+
+
+def pattern_mask(pattern: str, n: int, window: int) -> torch.Tensor:
+    """Bool (n, n) for one pattern; every pattern keeps the band |i − j| ≤ window."""
+    if pattern == "sliding window":
+        return sliding_window_mask(n, window)
+    if pattern == "strided":
+        # stride = window + 1: the same band, plus every (window + 1)-th key beyond it.
+        return strided_mask(n, window + 1)
+    if pattern == "global + local":
+        return global_local_mask(n, window, [0])  # position 0 plays [CLS]
+    raise ValueError(f"pattern must be one of {PATTERNS}, got {pattern!r}")
+
+
+def make_qkv(inputs: str, n: int, seed: int = 0):
+    """Standard-normal k and v; q random, or ("local") 1.5 × (k_{i−1} + k_i + k_{i+1}) + noise."""
+    if inputs not in INPUTS:
+        raise ValueError(f"inputs must be one of {INPUTS}, got {inputs!r}")
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(n, D_K, generator=g) for _ in range(3))  # each (n, d_k)
+    if inputs == "local":
+        padded = torch.cat([torch.zeros(1, D_K), k, torch.zeros(1, D_K)])  # (n + 2, d_k)
+        q = 1.5 * (padded[:-2] + padded[1:-1] + padded[2:]) + 0.5 * q  # (n, d_k)
+    return q, k, v
+
+
+def sparse_vs_full(pattern: str, n: int, window: int, inputs: str = "local") -> dict:
+    """Mask, sparse weights, and each query's output error against full attention.
+
+    The error of query i is the RMS over the d_k components of (sparse − full) output; the
+    values have unit variance, so 1 means an error as large as a value itself.
+    """
+    q, k, v = make_qkv(inputs, n)
+    mask = pattern_mask(pattern, n, window)  # (n, n)
+    full_out, full_w = scaled_dot_product_attention(q, k, v)  # (n, d_k), (n, n)
+    sparse_out, sparse_w = scaled_dot_product_attention(q, k, v, mask)  # (n, d_k), (n, n)
+    error = (sparse_out - full_out).pow(2).mean(dim=-1).sqrt()  # (n,)
+    return {
+        "mask": mask,
+        "weights": sparse_w,
+        "error": error,
+        "kept": mask.float().mean().item(),
+        # How much of full attention's weight falls on the keys the pattern keeps.
+        "mass": (full_w * mask).sum(-1).mean().item(),
+        "n": n,
+    }
+
+
+def pattern_frame(pattern: str, window: int, n: int, inputs: str) -> Frame:
+    data = sparse_vs_full(pattern, n, window, inputs)
+    figures = {
+        "entries kept": f"{data['kept']:.0%}",
+        "full attention's weight on kept keys": f"{data['mass']:.2f}",
+        "mean error": f"{data['error'].mean().item():.3f}",
+        "max error": f"{data['error'].max().item():.3f}",
+    }
+    return Frame(data=data, figures=figures)
+
+
+class PatternView(View):
+    figsize = (7.0, 2.5)
+
+    def setup(self, fig):
+        self.ax_mask, self.ax_w, self.ax_err = fig.subplots(1, 3)
+        n = LENGTHS[0]
+        self.mask_img = self.ax_mask.imshow(
+            torch.zeros(n, n).numpy(), cmap="cividis", vmin=0, vmax=1, animated=True
+        )
+        self.w_img = self.ax_w.imshow(
+            torch.zeros(n, n).numpy(), cmap="viridis", vmin=0, vmax=0.5, animated=True
+        )
+        (self.err_line,) = self.ax_err.plot([], [], color="#ee6677", animated=True)
+        self.ax_err.set(title="error vs full", xlabel="query i", ylabel="RMS error",
+                        ylim=(0, 1.3))
+        self.ax_mask.set(title="mask (yellow = kept)", xlabel="key j", ylabel="query i")
+        self.ax_w.set(title="sparse weights (≤ 0.5)", xlabel="key j")
+        self.n = None
+
+    def update(self, data):
+        n = data["n"]
+        self.mask_img.set_data(data["mask"].float().numpy())
+        self.w_img.set_data(data["weights"].numpy())
+        self.err_line.set_data(range(n), data["error"].numpy())
+        if n == self.n:
+            return False
+        self.n = n
+        for img in (self.mask_img, self.w_img):
+            img.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        for ax in (self.ax_mask, self.ax_w):
+            ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
+        self.ax_err.set_xlim(0, n - 1)
+        return True
+
+
+def sparse_pattern_explorer() -> Explorer:
+    """pattern × window × length × inputs → mask, sparse weights, error vs full attention."""
+    return Explorer(
+        "Sparse attention patterns against full attention",
+        [
+            Control("pattern", "pattern", PATTERNS),
+            Control("window", "window w", WINDOWS, default=2),
+            Control("n", "tokens n", LENGTHS, default=32),
+            Control("inputs", "inputs", INPUTS),
+        ],
+        pattern_frame,
+        PatternView(),
+        caption=(
+            f"d_k = {D_K}; local inputs: query i resembles keys i−1, i, i+1. Every pattern keeps "
+            "the band |i − j| ≤ w; strided adds every (w + 1)-th key, global + local makes "
+            "position 0 see and be seen by all. The error of query i is the RMS of "
+            "(sparse output − full output) over its components; values have variance 1."
+        ),
+    )

@@ -1,0 +1,49 @@
+import base64
+import json
+import re
+
+from attention_qa.explorer import Frame
+from attention_qa.explorers.heads import head_explorer, head_maps
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _payload(html: str) -> dict:
+    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
+    return json.loads(data.group(1).replace("<\\/", "</"))
+
+
+def test_every_setting_computes_and_the_panel_holds_one_frame_each():
+    explorer = head_explorer()
+    assert explorer.num_frames <= 200
+    for settings in explorer.settings():
+        frame = explorer.frame(**settings)
+        assert isinstance(frame, Frame), settings
+        assert set(frame.figures) == {"previous-token", "self", "first-token", "content", "kind"}
+    payload = _payload(explorer.to_html(all_frames=True))
+    assert len(payload["frames"]) == explorer.num_frames
+    for image in payload["images"]:
+        assert base64.b64decode(image).startswith(PNG_MAGIC)
+
+
+def test_training_makes_a_previous_token_head_that_the_untrained_model_lacks():
+    explorer = head_explorer()
+    kinds = {
+        model: [explorer.frame(head=h, example=0, model=model).figures["kind"]
+                for h in ((0, 0), (0, 1), (1, 0), (1, 1))]
+        for model in ("trained", "untrained")
+    }
+    assert "previous-token" in kinds["trained"]
+    assert "previous-token" not in kinds["untrained"]
+    best = max(float(explorer.frame(head=h, example=0, model="trained").figures["previous-token"])
+               for h in ((0, 0), (0, 1)))
+    assert best > 0.7
+
+
+def test_the_map_changes_with_the_example_but_the_scores_do_not():
+    explorer = head_explorer()
+    a = explorer.frame(head=(1, 0), example=0, model="trained")
+    b = explorer.frame(head=(1, 0), example=1, model="trained")
+    assert a.figures == b.figures
+    assert not (a.data["map"] == b.data["map"]).all()
+    assert head_maps("trained").shape == (2, 64, 2, 16, 16)

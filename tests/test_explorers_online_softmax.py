@@ -1,0 +1,67 @@
+import base64
+import json
+import re
+
+import torch
+
+from attention_qa.attention import scaled_dot_product_attention
+from attention_qa.efficient import online_softmax
+from attention_qa.explorer import Frame, InvalidSetting
+from attention_qa.explorers.online_softmax import (
+    online_softmax_explorer,
+    online_trace,
+    query_scores_and_values,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _payload(html: str) -> dict:
+    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
+    return json.loads(data.group(1).replace("<\\/", "</"))
+
+
+def test_every_setting_is_a_frame_or_a_clear_refusal_and_the_panel_holds_them_all():
+    explorer = online_softmax_explorer()
+    assert explorer.num_frames <= 200
+    for settings in explorer.settings():
+        frame = explorer.frame(**settings)
+        blocks = -(-settings["m"] // settings["block_size"])
+        if settings["step"] > blocks:
+            assert isinstance(frame, InvalidSetting) and f"only {blocks} block" in str(frame)
+        else:
+            assert isinstance(frame, Frame), settings
+            assert "running max" in frame.figures
+    payload = _payload(explorer.to_html(all_frames=True))
+    assert len(payload["frames"]) == explorer.num_frames
+    for image in payload["images"]:
+        assert base64.b64decode(image).startswith(PNG_MAGIC)
+
+
+def test_the_last_block_gives_exact_attention():
+    for m, b in ((16, 4), (32, 8), (64, 16), (32, 16)):
+        scores, values = query_scores_and_values(m)
+        final = online_trace(scores, values, b)[-1]
+        q = scores.reshape(1, m)  # scores as q·k with identity keys and scale 1
+        keys = torch.eye(m, dtype=q.dtype)  # (m, m)
+        expected, _ = scaled_dot_product_attention(q, keys, values, scale=1.0)
+        assert torch.allclose(final["out"], expected[0])
+        assert final["max"] == scores.max().item()
+        assert abs(final["sum"] - torch.exp(scores - scores.max()).sum().item()) < 1e-12
+
+
+def test_the_running_state_matches_the_package_softmax():
+    scores, values = query_scores_and_values(32)
+    trace = online_trace(scores, values, 8)
+    assert torch.allclose(torch.exp(scores - trace[-1]["max"]) / trace[-1]["sum"],
+                          online_softmax(scores, 8))
+
+
+def test_the_error_shrinks_to_zero_and_the_max_only_grows():
+    explorer = online_softmax_explorer()
+    first = explorer.frame(block_size=8, m=32, step=1)
+    last = explorer.frame(block_size=8, m=32, step=4)
+    err = "max error vs exact after this block"
+    assert float(first.figures[err]) > 0.1 > 1e-12 > float(last.figures[err])
+    maxima = [t["max"] for t in online_trace(*query_scores_and_values(64), 4)]
+    assert maxima == sorted(maxima) and maxima[0] < maxima[-1]
