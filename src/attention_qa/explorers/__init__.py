@@ -1,5 +1,57 @@
-"""The book's explorers, one module per chapter's panel; each builder returns an Explorer."""
+"""The book's explorers, one module per panel; each builder returns an Explorer.
 
+``BY_CHAPTER`` maps each page to the builders it shows, in book order; tests and
+benchmarks walk it, so a new explorer is covered once it is listed here.
+"""
+
+from attention_qa.explorers.attention_bugs import attention_bug_explorer
+from attention_qa.explorers.causal_leak import causal_leak_explorer
+from attention_qa.explorers.cross_attention import cross_attention_explorer
+from attention_qa.explorers.decode_steps import decode_step_explorer
+from attention_qa.explorers.ffn_share import ffn_share_explorer
+from attention_qa.explorers.head_layout import head_layout_explorer
+from attention_qa.explorers.head_maps import head_maps_explorer
+from attention_qa.explorers.head_split import head_split_explorer
+from attention_qa.explorers.heads import head_explorer
+from attention_qa.explorers.kv_cache import kv_cache_explorer
+from attention_qa.explorers.layer_costs import layer_costs_explorer
+from attention_qa.explorers.masks import mask_explorer
+from attention_qa.explorers.norm_concentration import norm_concentration_explorer
+from attention_qa.explorers.online_softmax import online_softmax_explorer
+from attention_qa.explorers.playground import playground_explorer
+from attention_qa.explorers.pooling import pooling_explorer
+from attention_qa.explorers.positional import positional_explorer
 from attention_qa.explorers.saturation import saturation_explorer
+from attention_qa.explorers.score_functions import score_function_explorer
+from attention_qa.explorers.shapes import shapes_explorer
+from attention_qa.explorers.sparse_patterns import sparse_pattern_explorer
+from attention_qa.explorers.step_by_step import step_explorer
+from attention_qa.explorers.weight_tying import weight_tying_explorer
 
-__all__ = ["saturation_explorer"]
+BY_CHAPTER = {
+    "playground": [playground_explorer],
+    "q01": [pooling_explorer],
+    "q02": [shapes_explorer],
+    "q03": [step_explorer],
+    "q04": [saturation_explorer],
+    "q05": [score_function_explorer],
+    "q06": [attention_bug_explorer],
+    "q07": [mask_explorer],
+    "q08": [causal_leak_explorer],
+    "q09": [decode_step_explorer],
+    "q10": [head_maps_explorer],
+    "q11": [head_split_explorer],
+    "q12": [head_layout_explorer],
+    "q13": [cross_attention_explorer],
+    "q14": [kv_cache_explorer],
+    "q15": [positional_explorer],
+    "q16": [weight_tying_explorer],
+    "q17": [norm_concentration_explorer],
+    "q18": [ffn_share_explorer],
+    "q19": [layer_costs_explorer],
+    "q20": [sparse_pattern_explorer],
+    "q21": [online_softmax_explorer],
+    "q22": [head_explorer],
+}
+
+__all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
