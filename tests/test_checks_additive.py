@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attention_qa.attention import AdditiveAttention
-from attention_qa.checks import _ADDITIVE_BUGS, _additive_variant, check_additive_scores
+from attention_qa.checks.attention import _ADDITIVE_BUGS, _additive_variant, check_additive_scores
 
 
 def right(q, k, W_q, W_k, w_v):

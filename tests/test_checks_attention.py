@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from attention_qa.attention import scaled_dot_product_attention
-from attention_qa.checks import _attention_cases, _attention_variant, check_attention
+from attention_qa.checks.attention import _attention_cases, _attention_variant, check_attention
 
 
 def learner(scale=None, dim=-1, mask_mode="ok", transpose="ok", returns="output"):
@@ -124,8 +124,22 @@ def test_leaves_global_random_state_alone():
         (learner(mask_mode="after"), "the mask is applied after the softmax"),
     ],
     ids=[
-        "dim-2", "dim0", "dim1", "no_transpose", "swapped", "weights_T", "no_scale", "d_k",
-        "times", "d_v", "m", "n", "512", "mask_ignored", "mask_inverted", "mask_zero",
+        "dim-2",
+        "dim0",
+        "dim1",
+        "no_transpose",
+        "swapped",
+        "weights_T",
+        "no_scale",
+        "d_k",
+        "times",
+        "d_v",
+        "m",
+        "n",
+        "512",
+        "mask_ignored",
+        "mask_inverted",
+        "mask_zero",
         "mask_after",
     ],
 )
@@ -202,15 +216,19 @@ def test_function_without_mask_argument_fails_on_the_masked_case():
 
 
 def test_two_d_only_code_gets_a_hint():
-    with pytest.warns(UserWarning), pytest.raises(
-        AssertionError, match=r"raised RuntimeError on q \(2, 3, 8\).*It works without batch dims"
+    with (
+        pytest.warns(UserWarning),
+        pytest.raises(
+            AssertionError,
+            match=r"raised RuntimeError on q \(2, 3, 8\).*It works without batch dims",
+        ),
     ):
         check_attention(learner(transpose="dot_T"))
     with pytest.raises(AssertionError, match=r"not torch.mm"):
         check_attention(
-            lambda q, k, v, mask=None: torch.softmax(
-                torch.mm(q, k.t()) / math.sqrt(q.size(-1)), dim=-1
-            ) @ v
+            lambda q, k, v, mask=None: (
+                torch.softmax(torch.mm(q, k.t()) / math.sqrt(q.size(-1)), dim=-1) @ v
+            )
         )
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from attention_qa.checks import _CROSS_BUGS, _cross_variant, check_cross_attention
+from attention_qa.checks.multihead import _CROSS_BUGS, _cross_variant, check_cross_attention
 from attention_qa.masks import padding_mask
 
 

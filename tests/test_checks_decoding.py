@@ -30,8 +30,13 @@ def test_shift_right_passes():
 
 @pytest.mark.parametrize(
     ("bug", "words"),
-    [("roll", "wraps round"), ("left", "shifted left"), ("none", "not shifted"),
-     ("keep_last", "last target is kept"), ("no_bos", "bos is missing")],
+    [
+        ("roll", "wraps round"),
+        ("left", "shifted left"),
+        ("none", "not shifted"),
+        ("keep_last", "last target is kept"),
+        ("no_bos", "bos is missing"),
+    ],
 )
 def test_shift_right_slips(bug, words):
     with pytest.raises(AssertionError, match=words):
@@ -47,7 +52,7 @@ def decode(bug=None):
             logits = model(out)  # (B, t, vocab)
             pos = 0 if bug == "first" else -1
             out = torch.cat([out, logits[:, pos].argmax(-1, keepdim=True)], dim=1)
-        return out[:, tokens.shape[1]:] if bug == "new_only" else out
+        return out[:, tokens.shape[1] :] if bug == "new_only" else out
 
     return greedy_decode
 

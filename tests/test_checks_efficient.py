@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attention_qa.checks import (
+from attention_qa.checks.efficient import (
     _LINEAR_BUGS,
     _ONLINE_BUGS,
     _PREVIOUS_TOKEN_BUGS,

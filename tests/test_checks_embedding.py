@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from attention_qa.checks import _EMBEDDING_BUGS, _embedding_variant, check_embedding
+from attention_qa.checks.blocks import _EMBEDDING_BUGS, _embedding_variant, check_embedding
 
 
 def test_right_answers_pass():

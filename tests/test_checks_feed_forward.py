@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attention_qa.blocks import FeedForward
-from attention_qa.checks import _FEED_FORWARD_BUGS, _feed_forward_variant, check_feed_forward
+from attention_qa.checks.blocks import _FEED_FORWARD_BUGS, _feed_forward_variant, check_feed_forward
 
 
 def test_right_answers_pass():

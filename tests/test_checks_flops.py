@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from attention_qa.checks import _flops_variant, check_attention_flops
+from attention_qa.checks.multihead import _flops_variant, check_attention_flops
 from attention_qa.multihead import MultiHeadAttention
 
 
@@ -30,10 +30,14 @@ def test_reference_matches_pytorchs_flop_counter():
     [
         (lambda b, n, m, d, h: right(b, n, m, d, h) // 2, "you counted multiply-adds"),
         (lambda b, n, m, d, h: h * right(b, n, m, d, h), "the count grows h-fold"),
-        (lambda b, n, m, d, h: 2 * b * (2 * n + 2 * m) * d * d + 4 * b * n * m * (d // h),
-         "counted for one head only"),
-        (lambda b, n, m, d, h: right(b, n, m, d, h) - 2 * b * n * d * d,
-         "the output projection W_O"),
+        (
+            lambda b, n, m, d, h: 2 * b * (2 * n + 2 * m) * d * d + 4 * b * n * m * (d // h),
+            "counted for one head only",
+        ),
+        (
+            lambda b, n, m, d, h: right(b, n, m, d, h) - 2 * b * n * d * d,
+            "the output projection W_O",
+        ),
         (lambda b, n, m, d, h: right(b, n, m, d, h) - 2 * b * n * m * d, "only Q Kᵀ is counted"),
         (lambda b, n, m, d, h: 8 * b * n * d * d + 4 * b * n * m * d, "W_K and W_V run on the m"),
     ],

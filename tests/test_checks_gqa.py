@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attention_qa.checks import _REPEAT_KV_BUGS, check_repeat_kv
+from attention_qa.checks.multihead import _REPEAT_KV_BUGS, check_repeat_kv
 
 
 def right(kv, num_heads):

@@ -1,6 +1,6 @@
 import pytest
 
-from attention_qa.checks import _LAYER_FLOPS_BUGS, _layer_flops_variant, check_layer_flops
+from attention_qa.checks.blocks import _LAYER_FLOPS_BUGS, _layer_flops_variant, check_layer_flops
 from attention_qa.explorers.layer_costs import layer_flops
 
 

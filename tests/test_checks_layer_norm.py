@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attention_qa.blocks import LayerNorm
-from attention_qa.checks import _LAYER_NORM_BUGS, _layer_norm_variant, check_layer_norm
+from attention_qa.checks.blocks import _LAYER_NORM_BUGS, _layer_norm_variant, check_layer_norm
 
 
 def test_right_answers_pass():

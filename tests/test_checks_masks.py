@@ -18,8 +18,9 @@ def learner(bug=None):
         else:
             allowed = keys[:, None, :].expand(-1, n, n)  # (B, n, n)
         if causal and bug != "no_causal":
-            future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=0 if bug ==
-                                "diagonal" else 1)
+            future = torch.triu(
+                torch.ones(n, n, dtype=torch.bool), diagonal=0 if bug == "diagonal" else 1
+            )
             allowed = allowed & ~future
         if bug == "inverted":
             allowed = ~allowed

@@ -158,8 +158,11 @@ def test_rejects_missing_or_misshaped_layers():
 
     with pytest.raises(AssertionError, match="has no layer w_v"):
         check_multihead(NoWv)
-    with pytest.raises(AssertionError, match=r"w_k.weight has shape \(32, 16\) but should be "
-                                             r"\(16, 16\)"):
+    with pytest.raises(
+        AssertionError,
+        match=r"w_k.weight has shape \(32, 16\) but should be "
+        r"\(16, 16\)",
+    ):
         check_multihead(WideWk)
 
 

@@ -1,7 +1,11 @@
 import pytest
 import torch
 
-from attention_qa.checks import _SINUSOIDAL_BUGS, _sinusoidal_variant, check_sinusoidal_encoding
+from attention_qa.checks.blocks import (
+    _SINUSOIDAL_BUGS,
+    _sinusoidal_variant,
+    check_sinusoidal_encoding,
+)
 from attention_qa.positional import sinusoidal_encoding
 
 

@@ -35,7 +35,10 @@ def slip(kind):
     def fn(q, k, v):
         d_k = q.shape[0]
         scale = {
-            "none": 1.0, "d_k": 1 / d_k, "d_v": v.shape[1] ** -0.5, "m": k.shape[0] ** -0.5,
+            "none": 1.0,
+            "d_k": 1 / d_k,
+            "d_v": v.shape[1] ** -0.5,
+            "m": k.shape[0] ** -0.5,
             "after": 1.0,
         }.get(kind, d_k**-0.5)
         scores = k @ q * scale

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import torch
 
-from attention_qa.checks import _attention_variant, check_attention
+from attention_qa.checks.attention import _attention_variant, check_attention
 from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
 from attention_qa.masks import padding_mask
 

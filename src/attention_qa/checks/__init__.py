@@ -1,0 +1,62 @@
+"""Automatic checkers for the book's exercises, one module per part of the book.
+
+A checker runs a learner's function on several cases against the package's reference.
+It returns None when every case agrees; otherwise it raises ``AssertionError`` whose
+message names the likely bug, so the feedback reads like a teacher's, not a diff. A
+function that raises ``NotImplementedError`` (a student scaffold) is let through as is.
+"""
+
+from attention_qa.checks.attention import (
+    check_additive_scores,
+    check_attend_one,
+    check_attention,
+    check_output_shape,
+    check_pooling_weights,
+    check_softmax_jacobian,
+)
+from attention_qa.checks.blocks import (
+    check_embedding,
+    check_feed_forward,
+    check_layer_flops,
+    check_layer_norm,
+    check_sinusoidal_encoding,
+)
+from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.efficient import (
+    check_linear_attention,
+    check_online_softmax,
+    check_previous_token_score,
+)
+from attention_qa.checks.masks import check_attention_mask, check_greedy_decode, check_shift_right
+from attention_qa.checks.multihead import (
+    check_attention_flops,
+    check_cross_attention,
+    check_multihead,
+    check_repeat_kv,
+)
+
+__all__ = [
+    "call_learner",
+    "require_shape",
+    "check_softmax_jacobian",
+    "check_pooling_weights",
+    "check_output_shape",
+    "check_attend_one",
+    "check_additive_scores",
+    "check_attention",
+    "check_attention_mask",
+    "check_shift_right",
+    "check_greedy_decode",
+    "check_multihead",
+    "check_attention_flops",
+    "check_cross_attention",
+    "check_repeat_kv",
+    "check_sinusoidal_encoding",
+    "check_embedding",
+    "check_layer_norm",
+    "check_feed_forward",
+    "check_layer_flops",
+    "check_linear_attention",
+    "check_online_softmax",
+    "check_previous_token_score",
+]

@@ -1,0 +1,243 @@
+"""Checkers for efficient attention and head analysis: linear attention (q20), online softmax
+(q21), previous-token score (q22).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from attention_qa.checks.common import call_learner, require_shape
+
+# --- check_linear_attention, check_online_softmax, check_previous_token_score (q20–q22) -----
+
+
+def _linear_attention_variant(q, k, v, bug: str | None = None):
+    """Non-causal linear attention with φ = elu + 1, or with one known slip switched on."""
+    import torch.nn.functional as F
+
+    if bug == "softmax":
+        return torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1) @ v
+    if bug == "scaled_q":
+        q = q / q.shape[-1] ** 0.5
+    plus = 0.0 if bug == "no_plus_one" else 1.0
+    phi_q, phi_k = F.elu(q) + plus, F.elu(k) + plus  # (..., n, d_k), (..., m, d_k)
+    out = phi_q @ (phi_k.transpose(-2, -1) @ v)  # (..., n, d_v)
+    if bug == "no_normalisation":
+        return out
+    den = phi_q @ phi_k.sum(dim=-2).unsqueeze(-1)  # (..., n, 1)
+    return out / den
+
+
+_LINEAR_BUGS = {
+    "no_normalisation": (
+        "the output is not normalised: divide φ(q_i)ᵀ(Σ_j φ(k_j) v_jᵀ) by φ(q_i)ᵀ Σ_j φ(k_j), "
+        "so that the weights of each query sum to 1"
+    ),
+    "no_plus_one": (
+        "the feature map is elu(x), not elu(x) + 1: without the + 1 features can be negative, "
+        "and so can the weights and the denominator"
+    ),
+    "scaled_q": (
+        "q is divided by √d_k: linear attention has no softmax to temper, so φ is applied to "
+        "q and k as they are"
+    ),
+    "softmax": (
+        "this is softmax attention, not linear attention: replace exp(q·k/√d_k) by "
+        "φ(q)·φ(k) with φ = elu + 1 and group the product as φ(Q) (φ(K)ᵀ V)"
+    ),
+}
+
+
+def check_linear_attention(fn: Callable) -> None:
+    """Check ``fn(q, k, v)`` against non-causal linear attention with φ(x) = elu(x) + 1.
+
+    q: (..., n, d_k), k: (..., m, d_k), v: (..., m, d_v) → (..., n, d_v)
+    (``attention_qa.efficient.linear_attention``, Katharopoulos et al., 2020).
+    """
+    g = torch.Generator().manual_seed(20)
+    shapes = [
+        ("q (4, 8), k (4, 8), v (4, 8)", (4, 8), (4, 8), (4, 8)),
+        ("q (2, 3, 4), k (2, 6, 4), v (2, 6, 5)", (2, 3, 4), (2, 6, 4), (2, 6, 5)),
+        (
+            "q (1, 2, 5, 16), k (1, 2, 9, 16), v (1, 2, 9, 3)",
+            (1, 2, 5, 16),
+            (1, 2, 9, 16),
+            (1, 2, 9, 3),
+        ),
+    ]
+    for case, qs, ks, vs in shapes:
+        q, k, v = (torch.randn(s, generator=g, dtype=torch.float64) for s in (qs, ks, vs))
+        expected = _linear_attention_variant(q, k, v)
+        got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
+        got = require_shape(got, expected.shape, case, "the output")
+        if torch.allclose(got.to(expected.dtype), expected, atol=1e-8):
+            continue
+        for bug, message in _LINEAR_BUGS.items():
+            slip = _linear_attention_variant(q, k, v, bug)
+            if torch.allclose(got.to(slip.dtype), slip, atol=1e-8):
+                raise AssertionError(f"on {case}, {message}")
+        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        raise AssertionError(
+            f"on {case}, the output is off by up to {worst:.3g} from linear attention "
+            "with φ = elu + 1"
+        )
+
+
+def _online_softmax_variant(scores, block_size: int, bug: str | None = None):
+    """Block-by-block softmax over the last dim, or with one known slip switched on."""
+    m = scores.shape[-1]
+    run_max = scores.new_full((*scores.shape[:-1], 1), float("-inf"))
+    run_sum = scores.new_zeros((*scores.shape[:-1], 1))
+    for start in range(0, m, block_size):
+        block = scores[..., start : start + block_size]
+        new_max = torch.maximum(run_max, block.amax(dim=-1, keepdim=True))
+        fresh = torch.exp(block - new_max).sum(dim=-1, keepdim=True)
+        if bug == "no_rescale":
+            run_sum = run_sum + fresh
+        elif bug == "last_block_only":
+            run_sum = fresh
+        else:
+            run_sum = run_sum * torch.exp(run_max - new_max) + fresh
+        run_max = new_max
+    return torch.exp(scores - run_max) / run_sum
+
+
+_ONLINE_BUGS = {
+    "no_rescale": (
+        "the running sum is not rescaled when the max grows: multiply it by "
+        "exp(old max − new max) before adding the new block's exponentials"
+    ),
+    "last_block_only": (
+        "the sum keeps only the last block: add each block's exponentials to the running sum "
+        "instead of replacing it"
+    ),
+}
+
+
+def check_online_softmax(fn: Callable) -> None:
+    """Check ``fn(scores, block_size)``: softmax over the last dim, normaliser by blocks.
+
+    It must equal ``torch.softmax(scores, dim=-1)`` for shapes (m,), (n, m), (B, n, m), block
+    sizes that do and do not divide m, and scores too large for a plain exp. It must not
+    call softmax itself: the checker disables ``torch.softmax`` while it runs.
+    """
+    from unittest import mock
+
+    g = torch.Generator().manual_seed(21)
+    big = torch.randn(3, 9, generator=g, dtype=torch.float64) * 500
+    rising = torch.arange(10, dtype=torch.float64) * 3  # the max keeps moving to later blocks
+    cases = [
+        ("scores of shape (7,), block_size 2", torch.randn(7, generator=g, dtype=torch.float64), 2),
+        ("rising scores 0, 3, …, 27, block_size 3", rising, 3),
+        (
+            "scores of shape (2, 3, 8), block_size 4",
+            torch.randn(2, 3, 8, generator=g, dtype=torch.float64),
+            4,
+        ),
+        (
+            "scores of shape (4, 5), block_size 1",
+            torch.randn(4, 5, generator=g, dtype=torch.float64),
+            1,
+        ),
+        ("scores of shape (3, 9) as large as ±1500, block_size 4", big, 4),
+        (
+            "scores of shape (2, 6), block_size 10 (one block)",
+            torch.randn(2, 6, generator=g, dtype=torch.float64),
+            10,
+        ),
+    ]
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError(
+            "your function calls softmax: compute the running max and sum block by block"
+        )
+
+    for case, scores, block_size in cases:
+        expected = torch.softmax(scores, dim=-1)
+        with (
+            mock.patch.object(torch, "softmax", forbidden),
+            mock.patch.object(torch.nn.functional, "softmax", forbidden),
+            mock.patch.object(torch.Tensor, "softmax", forbidden),
+        ):
+            try:
+                got = fn(scores.clone(), block_size)
+            except AssertionError:
+                raise
+            except NotImplementedError:
+                raise
+            except Exception as err:
+                raise AssertionError(
+                    f"your function raised {type(err).__name__} on {case}: {err}"
+                ) from None
+        got = require_shape(got, expected.shape, case, "the softmax")
+        if not torch.isfinite(got).all():
+            raise AssertionError(
+                f"on {case}, the result has inf or NaN: exp overflowed. Subtract the running "
+                "max before exponentiating"
+            )
+        if torch.allclose(got.to(expected.dtype), expected, atol=1e-10):
+            continue
+        for bug, message in _ONLINE_BUGS.items():
+            slip = _online_softmax_variant(scores, block_size, bug)
+            if torch.allclose(got.to(slip.dtype), slip, atol=1e-10):
+                raise AssertionError(f"on {case}, {message}")
+        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        raise AssertionError(f"on {case}, the result is off by up to {worst:.3g} from softmax")
+
+
+_PREVIOUS_TOKEN_BUGS = {
+    "self": "this is the weight on the token itself, w[i, i]: the previous token is w[i, i − 1]",
+    "next": (
+        "this is the weight on the next token, w[i, i + 1] (rows and columns swapped): "
+        "query i is row i, and its previous token is column i − 1"
+    ),
+    "divide_by_n": (
+        "the mean counts query 0, which has no previous token: average over the n − 1 "
+        "queries i = 1 … n − 1"
+    ),
+}
+
+
+def _previous_token_variant(weights, bug: str | None = None):
+    n = weights.shape[-1]
+    if bug == "self":
+        return weights.diagonal(dim1=-2, dim2=-1).mean(dim=-1)
+    if bug == "next":
+        return weights.diagonal(offset=1, dim1=-2, dim2=-1).mean(dim=-1)
+    sub = weights.diagonal(offset=-1, dim1=-2, dim2=-1)  # (..., n − 1)
+    return sub.sum(dim=-1) / n if bug == "divide_by_n" else sub.mean(dim=-1)
+
+
+def check_previous_token_score(fn: Callable) -> None:
+    """Check ``fn(weights)``: (..., n, n) maps → (...) mean over i ≥ 1 of w[i, i − 1]."""
+    g = torch.Generator().manual_seed(22)
+
+    def maps(*shape):
+        return torch.softmax(torch.randn(*shape, generator=g, dtype=torch.float64), dim=-1)
+
+    shift = torch.zeros(5, 5, dtype=torch.float64)
+    shift[0, 0] = 1.0
+    shift[torch.arange(1, 5), torch.arange(4)] = 1.0  # a perfect previous-token head
+    cases = [
+        ("one map of shape (6, 6)", maps(6, 6)),
+        ("a perfect previous-token head of shape (5, 5)", shift),
+        ("maps of shape (2, 3, 4, 4)", maps(2, 3, 4, 4)),
+    ]
+    for case, weights in cases:
+        expected = _previous_token_variant(weights)
+        got = call_learner(fn, case, weights.clone())
+        if isinstance(got, float) and expected.ndim == 0:
+            got = torch.tensor(got, dtype=torch.float64)
+        got = require_shape(got, expected.shape, case, "the score")
+        if torch.allclose(got.to(expected.dtype), expected, atol=1e-10):
+            continue
+        for bug, message in _PREVIOUS_TOKEN_BUGS.items():
+            slip = _previous_token_variant(weights, bug)
+            if torch.allclose(got.to(slip.dtype), slip, atol=1e-10):
+                raise AssertionError(f"on {case}, {message}")
+        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        raise AssertionError(
+            f"on {case}, the score is off by up to {worst:.3g} from the mean of w[i, i − 1]"
+        )

@@ -1,0 +1,185 @@
+"""Checkers for masks and causality: masks (q07), shift-right (q08), greedy decoding (q09)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.masks import padding_mask
+
+# --- check_attention_mask (q07) -------------------------------------------------------------
+
+
+def _mask_variant(lengths, n: int, causal: bool, bug: str | None = None) -> torch.Tensor:
+    """The (B, n, n) mask, True = may attend, with one known slip switched on."""
+    keys = padding_mask(lengths, n)  # (B, n)
+    if bug == "padding_on_queries":
+        allowed = keys.unsqueeze(2).expand(-1, n, n)  # hides rows instead of columns
+    elif bug == "padding_ignored":
+        allowed = torch.ones(len(lengths), n, n, dtype=torch.bool)
+    else:
+        allowed = keys.unsqueeze(1).expand(-1, n, n)  # (B, n, n): column j hidden past length
+    if causal and bug != "causal_ignored":
+        diagonal = -1 if bug == "diagonal_blocked" else 0
+        allowed = allowed & torch.ones(n, n, dtype=torch.bool).tril(diagonal)
+    return ~allowed if bug == "inverted" else allowed
+
+
+_MASK_BUGS = {
+    "inverted": (
+        "the mask is inverted: True must mean may attend (the convention of "
+        "F.scaled_dot_product_attention), so real tokens and the past are True"
+    ),
+    "padding_on_queries": (
+        "the padding hides queries, not keys: mask[b, i, j] must be False when key j is "
+        "padding (j ≥ lengths[b]), whatever the query i"
+    ),
+    "padding_ignored": "the padding is ignored: keys at j ≥ lengths[b] must be False",
+    "causal_ignored": "the causal part is missing: with causal=True, key j > i must be False",
+    "diagonal_blocked": (
+        "the diagonal is blocked: a position may attend to itself, so the causal part is "
+        "j ≤ i (tril with diagonal=0), not j < i"
+    ),
+}
+
+
+def check_attention_mask(fn: Callable) -> None:
+    """Check ``fn(lengths, n, causal) -> (B, n, n)`` boolean, True = may attend.
+
+    Query i of sequence b may see key j when j < lengths[b] and, if causal, j ≤ i.
+    """
+    cases = [
+        ("lengths=[3, 5], n=5, causal=False", [3, 5], 5, False),
+        ("lengths=[3, 5], n=5, causal=True", [3, 5], 5, True),
+        ("lengths=[2], n=4, causal=True", [2], 4, True),
+        ("lengths=[6, 1, 4], n=6, causal=False", [6, 1, 4], 6, False),
+    ]
+    for case, lengths, n, causal in cases:
+        expected = _mask_variant(lengths, n, causal)
+        got = call_learner(fn, case, list(lengths), n, causal)
+        got = require_shape(got, expected.shape, case, "the mask")
+        if got.dtype != torch.bool:
+            raise AssertionError(
+                f"on {case}, the mask has dtype {got.dtype}; return a boolean tensor "
+                f"(True = may attend)"
+            )
+        if torch.equal(got, expected):
+            continue
+        for bug, message in _MASK_BUGS.items():
+            if torch.equal(got, _mask_variant(lengths, n, causal, bug)):
+                raise AssertionError(f"on {case}, {message}")
+        wrong = (got != expected).nonzero()[0].tolist()
+        raise AssertionError(
+            f"on {case}, the mask is wrong at [b, i, j] = {wrong}: it should be "
+            f"{bool(expected[tuple(wrong)])}"
+        )
+
+
+# --- check_shift_right (q08) ----------------------------------------------------------------
+
+
+def check_shift_right(fn: Callable) -> None:
+    """Check ``fn(targets, bos) -> decoder inputs``: (B, T) → (B, T), ``[bos, y_0 … y_{T-2}]``."""
+    cases = [
+        ("targets [[5, 6, 7, 8]], bos=1", torch.tensor([[5, 6, 7, 8]]), 1),
+        ("targets [[4, 9, 2], [3, 3, 7]], bos=0", torch.tensor([[4, 9, 2], [3, 3, 7]]), 0),
+        ("targets [[6]], bos=2", torch.tensor([[6]]), 2),
+    ]
+    for case, targets, bos in cases:
+        B, T = targets.shape
+        start = torch.full((B, 1), bos, dtype=targets.dtype)
+        expected = torch.cat([start, targets[:, :-1]], dim=1)  # (B, T)
+        got = call_learner(fn, case, targets.clone(), bos)
+        if isinstance(got, torch.Tensor) and got.ndim == 2 and got.shape[0] == B:
+            if got.shape[1] == T + 1 and torch.equal(got[:, :-1], expected):
+                raise AssertionError(
+                    f"on {case}, the last target is kept: drop it, so the inputs have T={T} "
+                    f"tokens like the targets (y_{T - 1} is only ever predicted, never read)"
+                )
+            if got.shape[1] == T - 1 and torch.equal(got, targets[:, :-1]):
+                raise AssertionError(
+                    f"on {case}, the start token bos is missing: the inputs begin with bos"
+                )
+        got = require_shape(got, expected.shape, case, "the decoder inputs")
+        if torch.equal(got, expected):
+            continue
+        mistakes = [
+            (
+                targets.roll(1, dims=1),
+                "the last target wraps round to the front (roll): the first input is bos, so "
+                "position 0 cannot see the answer",
+            ),
+            (
+                torch.cat([targets[:, 1:], start], dim=1),
+                "the targets are shifted left, not right: input t must be y_{t-1}, with bos first",
+            ),
+            (targets, "the targets are not shifted: each position would read its own answer"),
+        ]
+        for wrong, message in mistakes:
+            if torch.equal(got, wrong):
+                raise AssertionError(f"on {case}, {message}")
+        raise AssertionError(
+            f"on {case}, got {got.tolist()} but the decoder inputs are {expected.tolist()}"
+        )
+
+
+# --- check_greedy_decode (q09) --------------------------------------------------------------
+
+
+def check_greedy_decode(fn: Callable) -> None:
+    """Check ``fn(model, tokens, max_new_tokens) -> (B, T + max_new_tokens)`` greedy tokens.
+
+    Compared with ``TinyTransformerLM.generate`` on a seeded tiny model; the global random
+    state is left as it was.
+    """
+    from attention_qa.models import TinyTransformerLM
+
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(11)
+        model = TinyTransformerLM(
+            vocab_size=13, d_model=16, num_heads=2, num_layers=2, max_len=16
+        ).eval()
+        g = torch.Generator().manual_seed(12)
+        cases = [
+            ("a prompt of shape (1, 3), 5 new tokens", torch.randint(13, (1, 3), generator=g), 5),
+            ("a prompt of shape (2, 4), 6 new tokens", torch.randint(13, (2, 4), generator=g), 6),
+            ("a prompt of shape (1, 1), 1 new token", torch.randint(13, (1, 1), generator=g), 1),
+        ]
+        for case, prompt, steps in cases:
+            expected = model.generate(prompt, steps, use_cache=False)
+            B, T = prompt.shape
+            got = call_learner(fn, case, model, prompt.clone(), steps)
+            if isinstance(got, torch.Tensor) and tuple(got.shape) == (B, steps):
+                raise AssertionError(
+                    f"on {case}, only the new tokens came back: return the prompt followed "
+                    f"by them, shape {(B, T + steps)}"
+                )
+            if (
+                isinstance(got, torch.Tensor)
+                and got.ndim == 2
+                and got.shape[0] == B
+                and (got.shape[1] == T + steps - 1 and torch.equal(got, expected[:, :-1]))
+            ):
+                raise AssertionError(f"on {case}, one step is missing: append {steps} tokens")
+            got = require_shape(got, expected.shape, case, "the tokens")
+            if torch.equal(got, expected):
+                continue
+            if not torch.equal(got[:, :T], prompt):
+                raise AssertionError(f"on {case}, the prompt was changed: keep it as it is")
+            first = prompt
+            for _ in range(steps):
+                nxt = model(first)[:, 0].argmax(-1, keepdim=True)  # (B, 1)
+                first = torch.cat([first, nxt], dim=1)
+            if torch.equal(got, first):
+                raise AssertionError(
+                    f"on {case}, the next token is read from position 0: the prediction "
+                    f"for the next token is at the last position, logits[:, -1]"
+                )
+            wrong = (got != expected).nonzero()[0].tolist()
+            raise AssertionError(
+                f"on {case}, token {wrong[1]} of row {wrong[0]} is {int(got[tuple(wrong)])} but "
+                f"greedy decoding gives {int(expected[tuple(wrong)])}: take the argmax of "
+                f"the last position's logits at every step"
+            )
