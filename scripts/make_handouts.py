@@ -32,28 +32,32 @@ def _serve():
     return server
 
 
+def print_pages(browser, url: str, out_dir: Path) -> list[Path]:
+    """Print each chapter of the site at ``url`` to ``out_dir`` with a running browser."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page()
+    written = []
+    for html in chapter_pages():
+        page.goto(f"{url}/book/{html.name}", wait_until="networkidle")
+        page.wait_for_function("() => !document.querySelector('.math:not(:has(mjx-container))')")
+        pdf = out_dir / html.with_suffix(".pdf").name
+        page.pdf(path=str(pdf), format="A4", print_background=True)
+        written.append(pdf)
+        print(f"wrote {pdf.relative_to(ROOT) if pdf.is_relative_to(ROOT) else pdf}")
+    page.close()
+    return written
+
+
 def print_handouts(out_dir: Path) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     if not (SITE / "index.html").exists():
         raise SystemExit("no built site: run `make book` first")
-    out_dir.mkdir(parents=True, exist_ok=True)
     server = _serve()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    written = []
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            for html in chapter_pages():
-                page.goto(f"{url}/book/{html.name}", wait_until="networkidle")
-                page.wait_for_function(
-                    "() => !document.querySelector('.math:not(:has(mjx-container))')"
-                )
-                pdf = out_dir / html.with_suffix(".pdf").name
-                page.pdf(path=str(pdf), format="A4", print_background=True)
-                written.append(pdf)
-                print(f"wrote {pdf.relative_to(ROOT) if pdf.is_relative_to(ROOT) else pdf}")
+            written = print_pages(browser, f"http://127.0.0.1:{server.server_address[1]}", out_dir)
             browser.close()
     finally:
         server.shutdown()

@@ -29,14 +29,18 @@ def test_every_setting_computes_and_the_panel_holds_one_frame_each():
 def test_training_makes_a_previous_token_head_that_the_untrained_model_lacks():
     explorer = head_explorer()
     kinds = {
-        model: [explorer.frame(head=h, example=0, model=model).figures["kind"]
-                for h in ((0, 0), (0, 1), (1, 0), (1, 1))]
+        model: [
+            explorer.frame(head=h, example=0, model=model).figures["kind"]
+            for h in ((0, 0), (0, 1), (1, 0), (1, 1))
+        ]
         for model in ("trained", "untrained")
     }
     assert "previous-token" in kinds["trained"]
     assert "previous-token" not in kinds["untrained"]
-    best = max(float(explorer.frame(head=h, example=0, model="trained").figures["previous-token"])
-               for h in ((0, 0), (0, 1)))
+    best = max(
+        float(explorer.frame(head=h, example=0, model="trained").figures["previous-token"])
+        for h in ((0, 0), (0, 1))
+    )
     assert best > 0.7
 
 

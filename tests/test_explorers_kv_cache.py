@@ -25,8 +25,9 @@ def test_every_setting_computes_and_the_static_panel_holds_one_frame_each():
 
 
 def test_published_llama_2_70b_figures():
-    frame = kv_cache_explorer().frame(preset="Llama-2-70B", choice="GQA-8", seq_len=4096,
-                                      dtype_bytes=2)
+    frame = kv_cache_explorer().frame(
+        preset="Llama-2-70B", choice="GQA-8", seq_len=4096, dtype_bytes=2
+    )
     assert frame.figures["per token"] == "320 KiB"  # 2 · 80 · 8 · 128 · 2 bytes
     assert frame.figures["cache (batch 1)"] == "1.250 GiB"
     assert frame.figures["vs MHA"] == "8× smaller" and frame.figures["published"] == "GQA-8"

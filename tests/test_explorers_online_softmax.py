@@ -53,8 +53,9 @@ def test_the_last_block_gives_exact_attention():
 def test_the_running_state_matches_the_package_softmax():
     scores, values = query_scores_and_values(32)
     trace = online_trace(scores, values, 8)
-    assert torch.allclose(torch.exp(scores - trace[-1]["max"]) / trace[-1]["sum"],
-                          online_softmax(scores, 8))
+    assert torch.allclose(
+        torch.exp(scores - trace[-1]["max"]) / trace[-1]["sum"], online_softmax(scores, 8)
+    )
 
 
 def test_the_error_shrinks_to_zero_and_the_max_only_grows():

@@ -47,7 +47,7 @@ def test_masks_zero_the_right_weights_and_rows_sum_to_one():
     _, causal = playground_weights(64, 4, "causal", "1/√d_k", 8)
     assert causal.triu(diagonal=1).abs().max() == 0
     _, padded = playground_weights(64, 4, "padding", "1/√d_k", 16)
-    assert padded[..., valid_length(16):].abs().max() == 0
+    assert padded[..., valid_length(16) :].abs().max() == 0
     for w in (causal, padded):
         assert torch.allclose(w.sum(-1), torch.ones(w.shape[:-1]))
 

@@ -30,7 +30,11 @@ def test_shapes_follow_the_controls():
         frame = explorer.frame(**settings)
         shapes = {name: tuple(x.shape) for name, x in frame.data.items()}
         assert shapes == {
-            "Q": (n, d_k), "Kᵀ": (d_k, m), "weights": (n, m), "V": (m, d_v), "output": (n, d_v)
+            "Q": (n, d_k),
+            "Kᵀ": (d_k, m),
+            "weights": (n, m),
+            "V": (m, d_v),
+            "output": (n, d_v),
         }
         assert frame.figures["output"] == f"n × d_v = {n} × {d_v}"
         torch.testing.assert_close(frame.data["weights"].sum(-1), torch.ones(n))

@@ -28,7 +28,10 @@ def test_every_setting_computes_and_the_static_panel_holds_one_frame_each():
         frame = explorer.frame(**settings)
         assert isinstance(frame, Frame), settings
         assert set(frame.figures) == {
-            "entries kept", "full attention's weight on kept keys", "mean error", "max error"
+            "entries kept",
+            "full attention's weight on kept keys",
+            "mean error",
+            "max error",
         }
     payload = _payload(explorer.to_html(all_frames=True))
     assert len(payload["frames"]) == explorer.num_frames
@@ -66,8 +69,10 @@ def test_local_inputs_suit_a_window_better_than_random_ones():
 
 def test_a_longer_sequence_keeps_a_smaller_fraction():
     explorer = sparse_pattern_explorer()
-    kept = [_fig(explorer, "entries kept", pattern="sliding window", window=2, n=n,
-                 inputs="local") for n in (16, 32, 64)]
+    kept = [
+        _fig(explorer, "entries kept", pattern="sliding window", window=2, n=n, inputs="local")
+        for n in (16, 32, 64)
+    ]
     assert kept[0] > kept[1] > kept[2]
 
 

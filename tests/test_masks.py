@@ -211,8 +211,9 @@ def test_global_local_matches_loop(n, window, global_tokens):
 
 def test_global_local_with_no_global_tokens_is_the_window():
     assert torch.equal(global_local_mask(6, 1, []), sliding_window_mask(6, 1))
-    assert torch.equal(global_local_mask(6, 1, torch.tensor([], dtype=torch.long)),
-                       sliding_window_mask(6, 1))
+    assert torch.equal(
+        global_local_mask(6, 1, torch.tensor([], dtype=torch.long)), sliding_window_mask(6, 1)
+    )
 
 
 def test_global_local_accepts_a_tensor_and_duplicates():

@@ -45,11 +45,11 @@ def test_logits_do_not_depend_on_future_tokens(t):
     lm = tiny_lm(1)
     tokens = torch.randint(0, VOCAB, (2, 10))
     changed = tokens.clone()
-    changed[:, t + 1:] = (changed[:, t + 1:] + 1 + torch.arange(9 - t)) % VOCAB
+    changed[:, t + 1 :] = (changed[:, t + 1 :] + 1 + torch.arange(9 - t)) % VOCAB
     before, after = lm(tokens), lm(changed)
     torch.testing.assert_close(after[:, : t + 1], before[:, : t + 1], atol=0, rtol=0)
     # The later positions do see the change, so the test above is not vacuous.
-    assert (after[:, t + 1:] - before[:, t + 1:]).abs().amax() > 1e-3
+    assert (after[:, t + 1 :] - before[:, t + 1 :]).abs().amax() > 1e-3
 
 
 def test_logits_depend_on_past_tokens_and_positions():
@@ -63,8 +63,9 @@ def test_logits_depend_on_past_tokens_and_positions():
     assert (lm(same)[0, 0] - lm(same)[0, 1]).abs().amax() > 1e-3
 
 
-@pytest.mark.parametrize("seed, B, T, new", [(0, 1, 1, 10), (3, 2, 5, 12), (4, 3, 9, 15),
-                                             (5, 2, 23, 1)])
+@pytest.mark.parametrize(
+    "seed, B, T, new", [(0, 1, 1, 10), (3, 2, 5, 12), (4, 3, 9, 15), (5, 2, 23, 1)]
+)
 def test_cached_and_uncached_generation_agree(seed, B, T, new):
     lm = tiny_lm(seed)
     prompt = torch.randint(0, VOCAB, (B, T))
@@ -94,8 +95,13 @@ def test_cache_filled_in_chunks_matches_forward():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 3), B=st.integers(1, 3), T=st.integers(1, 8),
-       new=st.integers(0, 8), data=st.data())
+@given(
+    seed=st.integers(0, 3),
+    B=st.integers(1, 3),
+    T=st.integers(1, 8),
+    new=st.integers(0, 8),
+    data=st.data(),
+)
 def test_property_cache_agrees(seed, B, T, new, data):
     lm = shared_lm(seed)
     ids = data.draw(st.lists(st.integers(0, VOCAB - 1), min_size=B * T, max_size=B * T))
@@ -140,8 +146,9 @@ def test_errors():
         lm.generate(torch.tensor([[-1, 2]]), 2)
     with pytest.raises(ValueError, match="T=25 is longer than max_len=24"):
         lm(torch.zeros(1, 25, dtype=torch.long))
-    with pytest.raises(ValueError, match="T=20 tokens and max_new_tokens=5, 25 in all, but "
-                                         "max_len=24"):
+    with pytest.raises(
+        ValueError, match="T=20 tokens and max_new_tokens=5, 25 in all, but max_len=24"
+    ):
         lm.generate(torch.zeros(1, 20, dtype=torch.long), 5)
     with pytest.raises(ValueError, match=r"tokens has shape \(4,\) but must be \(B, T\)"):
         lm(good[0])

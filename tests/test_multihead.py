@@ -53,8 +53,12 @@ def expand_kv_heads(gqa: MultiHeadAttention) -> MultiHeadAttention:
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize(
     "B, n, m, d_model, h, self_attention",
-    [(2, 5, 5, 16, 4, True), (3, 4, 7, 12, 3, False), (1, 6, 2, 8, 1, False),
-     (2, 3, 3, 32, 8, True)],
+    [
+        (2, 5, 5, 16, 4, True),
+        (3, 4, 7, 12, 3, False),
+        (1, 6, 2, 8, 1, False),
+        (2, 3, 3, 32, 8, True),
+    ],
 )
 def test_matches_torch_multihead_without_mask(B, n, m, d_model, h, self_attention, bias):
     torch.manual_seed(0)
@@ -80,7 +84,11 @@ def test_matches_torch_multihead_with_causal_and_padding_masks():
     out, weights = mha(query, memory, memory, combine_masks(causal, keys[:, None, None, :]))
     # nn.MultiheadAttention's boolean masks mean True = BLOCKED: invert both.
     expected, expected_weights = torch_twin(mha)(
-        query, memory, memory, attn_mask=~causal, key_padding_mask=~keys,
+        query,
+        memory,
+        memory,
+        attn_mask=~causal,
+        key_padding_mask=~keys,
         average_attn_weights=False,
     )
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
@@ -104,16 +112,21 @@ def test_matches_torch_multihead_with_a_mask_per_head():
 
 
 @settings(max_examples=25, deadline=None)
-@given(B=st.integers(1, 3), n=st.integers(1, 6), m=st.integers(1, 6),
-       h=st.sampled_from([1, 2, 4]), d_k=st.integers(1, 4), seed=st.integers(0, 2**16))
+@given(
+    B=st.integers(1, 3),
+    n=st.integers(1, 6),
+    m=st.integers(1, 6),
+    h=st.sampled_from([1, 2, 4]),
+    d_k=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
 def test_property_matches_torch_multihead(B, n, m, h, d_k, seed):
     torch.manual_seed(seed)
     d_model = h * d_k
     mha = MultiHeadAttention(d_model, h)
     query, memory = torch.randn(B, n, d_model), torch.randn(B, m, d_model)
     out, weights = mha(query, memory, memory)
-    expected, expected_weights = torch_twin(mha)(query, memory, memory,
-                                                 average_attn_weights=False)
+    expected, expected_weights = torch_twin(mha)(query, memory, memory, average_attn_weights=False)
     torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(weights.sum(-1), torch.ones(B, h, n))
 
@@ -224,8 +237,11 @@ def test_forward_shape_errors_name_argument_and_shapes():
         mha(x[0], mem, mem)
     with pytest.raises(ValueError, match=r"key has shape \(2, 7, 8\) but must be \(B, m, 16\)"):
         mha(x, mem[..., :8], mem)
-    with pytest.raises(ValueError, match=r"value has shape \(2, 6, 16\) but key has shape "
-                                         r"\(2, 7, 16\); value must be \(2, 7, 16\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"value has shape \(2, 6, 16\) but key has shape "
+        r"\(2, 7, 16\); value must be \(2, 7, 16\)",
+    ):
         mha(x, mem, mem[:, :6])
     with pytest.raises(ValueError, match=r"key has shape \(1, 7, 16\) but query has B=2"):
         mha(x, mem[:1], mem[:1])
@@ -243,8 +259,9 @@ def test_forward_shape_errors_name_argument_and_shapes():
 
 
 @pytest.mark.parametrize("bias", [True, False])
-@pytest.mark.parametrize("B, n, m, d_model, h", [(1, 4, 4, 8, 2), (2, 5, 9, 16, 4),
-                                                 (3, 7, 3, 12, 3), (1, 64, 64, 32, 8)])
+@pytest.mark.parametrize(
+    "B, n, m, d_model, h", [(1, 4, 4, 8, 2), (2, 5, 9, 16, 4), (3, 7, 3, 12, 3), (1, 64, 64, 32, 8)]
+)
 def test_flops_match_flop_counter(B, n, m, d_model, h, bias):
     mha = MultiHeadAttention(d_model, h, bias=bias)
     query, memory = torch.randn(B, n, d_model), torch.randn(B, m, d_model)
@@ -297,8 +314,10 @@ def test_kv_cache_llama_2_70b_gqa():
 def test_kv_cache_bytes_match_real_tensors(dtype):
     layers, kv_heads, d_head, seq_len, batch = 3, 2, 16, 10, 4
     cache = [
-        (torch.zeros(batch, kv_heads, seq_len, d_head, dtype=dtype),
-         torch.zeros(batch, kv_heads, seq_len, d_head, dtype=dtype))
+        (
+            torch.zeros(batch, kv_heads, seq_len, d_head, dtype=dtype),
+            torch.zeros(batch, kv_heads, seq_len, d_head, dtype=dtype),
+        )
         for _ in range(layers)
     ]
     real = sum(k.nbytes + v.nbytes for k, v in cache)

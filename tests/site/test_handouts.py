@@ -2,6 +2,7 @@
 
 import re
 import sys
+import unicodedata
 from pathlib import Path
 
 import nbformat
@@ -10,16 +11,19 @@ from pypdf import PdfReader
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-from make_handouts import chapter_pages, print_handouts  # noqa: E402
+from make_handouts import chapter_pages, print_pages  # noqa: E402
 
 
 def _words(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    """Collapse white space, undo hyphenation at line ends and ligatures such as 'ﬃ'."""
+    text = unicodedata.normalize("NFKC", text)
+    return re.sub(r"-\s+", "-", re.sub(r"\s+", " ", text)).strip()
 
 
 @pytest.fixture(scope="module")
-def handouts(tmp_path_factory):
-    return {pdf.stem: pdf for pdf in print_handouts(tmp_path_factory.mktemp("handouts"))}
+def handouts(browser, site_url, tmp_path_factory):
+    pdfs = print_pages(browser, site_url, tmp_path_factory.mktemp("handouts"))
+    return {pdf.stem: pdf for pdf in pdfs}
 
 
 def test_every_chapter_prints_with_its_question(handouts):
