@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: setup book test lint unit nbval build site classroom lab serve execute bench student drill handouts clean
+.PHONY: setup book test lint unit nbval determinism build site classroom lab serve execute bench student drill handouts clean
 
 setup: $(STAMP)
 
@@ -28,7 +28,7 @@ book: $(STAMP)
 
 ## test: everything CI checks — lint, unit tests, nbval, strict build, site and browser
 ## tests, handouts, and the classroom kit (student notebooks, drill, launch buttons)
-test: lint unit nbval build site classroom
+test: lint unit nbval determinism build site classroom
 	@echo "make test: all checks passed"
 
 lint: $(STAMP)
@@ -39,6 +39,10 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(PY) -m pytest --nbval book -q
+
+## determinism: re-run every notebook in a scratch folder; it must match the saved file
+determinism: $(STAMP)
+	$(PY) scripts/check_determinism.py
 
 build: book
 

@@ -2,9 +2,14 @@
 
 Usage: python scripts/execute_notebooks.py [NOTEBOOK ...]   (default: every book/*.ipynb)
 
-Each notebook runs top to bottom on a fresh kernel from its own folder. Widget state is
-not stored and metadata is reduced to the kernel and language, which keeps the files lean
-and a re-run byte-identical. The time each notebook took is printed.
+Each notebook runs top to bottom on a fresh kernel from its own folder. What is saved is
+only what a re-run reproduces byte for byte, so re-executing leaves book/ unchanged:
+- metadata is reduced to the kernel and language, and no widget state is stored;
+- the live-widget view of an explorer is dropped (its model id is random, and without a
+  kernel it cannot show anything); the static panel beside it stays;
+- consecutive printouts to the same stream are merged (how they are split depends on timing);
+- cells tagged ``nbval-ignore-output`` (timings) keep no output: they differ on every run.
+The time each notebook took is printed.
 """
 
 import sys
@@ -16,6 +21,27 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+VARIABLE = "nbval-ignore-output"
+
+
+def reproducible_outputs(cell) -> list:
+    if VARIABLE in cell.metadata.get("tags", []):
+        return []
+    outputs = []
+    for output in cell.outputs:
+        output.get("data", {}).pop(WIDGET_VIEW, None)
+        previous = outputs[-1] if outputs else None
+        if (
+            output.output_type == "stream"
+            and previous is not None
+            and previous.output_type == "stream"
+            and previous.name == output.name
+        ):
+            previous.text += output.text
+        else:
+            outputs.append(output)
+    return outputs
 
 
 def lean_metadata(nb) -> None:
@@ -28,7 +54,8 @@ def lean_metadata(nb) -> None:
         cell.pop("id", None)
 
 
-def execute(path: Path) -> float:
+def execute(path: Path, cwd: Path | None = None) -> float:
+    """Run the notebook at ``path`` in place, from ``cwd`` (default: its own folder)."""
     nb = nbformat.read(path, as_version=4)
     lean_metadata(nb)
     start = time.perf_counter()
@@ -36,11 +63,14 @@ def execute(path: Path) -> float:
         nb,
         timeout=180,
         kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
+        resources={"metadata": {"path": str(cwd or path.parent)}},
         store_widget_state=False,
     ).execute()
     seconds = time.perf_counter() - start
     lean_metadata(nb)  # execution adds metadata of its own
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = reproducible_outputs(cell)
     nb.nbformat, nb.nbformat_minor = 4, 4
     nbformat.write(nb, path)
     return seconds

@@ -3,6 +3,7 @@
 Builds a one-chapter book with the real _config.yml, twice: with and without a URL.
 """
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ def _build(tmp: Path, url: str) -> str:
     config["sphinx"]["local_extensions"] = {"attention_qa_build": str(ROOT / "_ext")}
     (tmp / "_config.yml").write_text(yaml.safe_dump(config, allow_unicode=True))
     (tmp / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: chapter\n")
+    shutil.copytree(ROOT / "_static", tmp / "_static")
     (tmp / "intro.md").write_text("# Intro\n")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Chapter")])
     nb.metadata["kernelspec"] = {
