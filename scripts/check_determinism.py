@@ -3,7 +3,8 @@
 Usage: python scripts/check_determinism.py [NOTEBOOK ...]
 
 Exits 1, naming each notebook and cell that came out different, when a re-run from a
-fresh kernel does not reproduce the committed file byte for byte. It never touches book/.
+fresh kernel does not reproduce the committed file byte for byte, or when a notebook takes
+longer than its budget of 60 s. It never touches book/.
 """
 
 import shutil
@@ -15,6 +16,8 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute_notebooks import ROOT, execute  # noqa: E402
+
+BUDGET_S = 60
 
 
 def differing_cells(saved: Path, fresh: Path) -> list[int]:
@@ -32,12 +35,15 @@ def main(argv: list[str]) -> None:
         for path in paths:
             copy = Path(tmp) / path.name
             shutil.copy(path, copy)
-            execute(copy, cwd=path.parent)
+            seconds = execute(copy, cwd=path.parent)
             same = copy.read_bytes() == path.read_bytes()
             cells = [] if same else differing_cells(path, copy)
-            print(f"{'same' if same else 'DIFFERENT'}  {path.name}  {cells if cells else ''}")
+            verdict = "same" if same else f"DIFFERENT in cells {cells}"
+            print(f"{seconds:5.1f} s  {path.name}  {verdict}")
             if not same:
                 failures.append(path.name)
+            if seconds > BUDGET_S:
+                failures.append(f"{path.name} (took {seconds:.0f} s, over {BUDGET_S} s)")
     if failures:
         sys.exit(f"re-running changed {len(failures)} notebook(s): {', '.join(failures)}")
 

@@ -49,8 +49,9 @@ def lean_metadata(nb) -> None:
         {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}}
     )
     for cell in nb.cells:
-        tags = cell.metadata.get("tags")
-        cell.metadata = nbformat.from_dict({"tags": tags} if tags else {})
+        # Tags (solution, nbval-ignore-output…) and myst-nb's options (image alt text) stay.
+        kept = {key: cell.metadata[key] for key in ("tags", "mystnb") if cell.metadata.get(key)}
+        cell.metadata = nbformat.from_dict(kept)
         cell.pop("id", None)
 
 

@@ -59,3 +59,16 @@ def test_links_to_neighbours(index):
     neighbours = CHAPTERS[max(index - 1, 0) : index] + CHAPTERS[index + 1 : index + 2]
     for other in neighbours:
         assert f"{{doc}}`{other}`" in summary, f"{stem}'s summary does not link to {other}"
+
+
+def test_colour_maps_are_colour_blind_safe():
+    """Named colour maps must be perceptually uniform ones that survive colour blindness."""
+    safe = {"viridis", "cividis", "magma", "inferno", "plasma"}
+    sources = list((ROOT / "src").rglob("*.py")) + list((ROOT / "book").glob("*.ipynb"))
+    used = {
+        name
+        for path in sources
+        for name in re.findall(r"""(?:cmap=|colormaps\[)["']([A-Za-z_]+)["']""", path.read_text())
+    }
+    assert used, "no named colour map found: the pattern is out of date"
+    assert used <= safe, f"unsafe colour maps: {sorted(used - safe)}"

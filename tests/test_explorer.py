@@ -1,13 +1,13 @@
 """The explorer mechanism and the q04 explorer: frames, static HTML, live widget."""
 
 import base64
-import json
 import re
 
 import pytest
 import torch
 
 from attention_qa.explorer import BUILD_ENV, Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers import saturation_explorer
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -44,8 +44,7 @@ def toy(**kwargs):
 
 
 def _payload(html: str) -> dict:
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    return json.loads(data.group(1).replace("<\\/", "</"))
+    return frames_payload(html)
 
 
 def test_every_q04_setting_computes_and_renders():

@@ -1,12 +1,10 @@
 """q06's explorer: classic attention bugs beside the correct weights, with the verdict."""
 
-import json
-import re
-
 import torch
 import torch.nn.functional as F
 
 from attention_qa.explorer import Frame, InvalidSetting
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.attention_bugs import (
     BUGS,
     NUM_PADDING,
@@ -31,8 +29,7 @@ def test_every_setting_computes_and_the_html_holds_one_frame_each():
             assert "checker" in frame.figures
     assert invalid == 6
     html = explorer.to_html(all_frames=True)
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    payload = json.loads(data.group(1).replace("<\\/", "</"))
+    payload = frames_payload(html)
     assert len(payload["frames"]) == explorer.num_frames
 
 

@@ -1,9 +1,7 @@
 """q08's leak explorer: the right mask never leaks, the broken ones do."""
 
-import json
-import re
-
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.causal_leak import (
     MASK_NAMES,
     SEQ_LEN,
@@ -13,8 +11,7 @@ from attention_qa.explorers.causal_leak import (
 
 
 def _payload(html: str) -> dict:
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    return json.loads(data.group(1).replace("<\\/", "</"))
+    return frames_payload(html)
 
 
 def test_every_setting_computes_and_the_panel_holds_one_frame_each():

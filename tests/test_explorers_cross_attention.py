@@ -1,9 +1,7 @@
 """q13's explorer: every setting computes, the static panel holds every frame, figures move."""
 
-import json
-import re
-
 from attention_qa.explorer import Frame, InvalidSetting
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.cross_attention import KINDS, cross_attention_explorer
 
 
@@ -17,8 +15,7 @@ def test_every_setting_computes_and_the_static_panel_holds_one_frame_each():
         else:
             assert isinstance(frame, Frame), settings
     html = explorer.to_html(all_frames=True)
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    frames = json.loads(data.group(1).replace("<\\/", "</"))["frames"]
+    frames = frames_payload(html)["frames"]
     assert len(frames) == explorer.num_frames
 
 

@@ -1,11 +1,9 @@
 """q09's decoding-step explorer: counts per step and in total, frames for every setting."""
 
-import json
-import re
-
 import numpy as np
 
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.decode_steps import (
     MAX_STEPS,
     cumulative_scores,
@@ -16,8 +14,7 @@ from attention_qa.explorers.decode_steps import (
 
 
 def _payload(html: str) -> dict:
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    return json.loads(data.group(1).replace("<\\/", "</"))
+    return frames_payload(html)
 
 
 def test_every_setting_computes_and_the_panel_holds_one_frame_each():

@@ -1,10 +1,8 @@
-import json
-import re
-
 import pytest
 
 from attention_qa.blocks import TransformerBlock
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.ffn_share import block_parameter_counts, ffn_share_explorer
 
 
@@ -22,8 +20,7 @@ def test_every_combination_computes_and_the_html_holds_each():
     for settings in explorer.settings():
         assert isinstance(explorer.frame(**settings), Frame), settings
     html = explorer.to_html(all_frames=True)
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    payload = json.loads(data.group(1).replace("<\\/", "</"))
+    payload = frames_payload(html)
     assert len(payload["frames"]) == explorer.num_frames
 
 

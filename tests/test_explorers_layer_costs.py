@@ -1,11 +1,9 @@
-import json
-import re
-
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.layer_costs import layer_costs_explorer, layer_flops
 
 
@@ -41,8 +39,7 @@ def test_every_combination_computes_and_the_html_holds_each():
     for settings in explorer.settings():
         assert isinstance(explorer.frame(**settings), Frame), settings
     html = explorer.to_html(all_frames=True)
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    payload = json.loads(data.group(1).replace("<\\/", "</"))
+    payload = frames_payload(html)
     assert len(payload["frames"]) == explorer.num_frames
 
 

@@ -1,18 +1,15 @@
 """q07's mask explorer: every setting computes, the static panel holds every frame."""
 
-import json
-import re
-
 import torch
 
 from attention_qa.explorer import Frame, InvalidSetting
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.masks import build_mask, mask_explorer
 from attention_qa.masks import causal_mask
 
 
 def _payload(html: str) -> dict:
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    return json.loads(data.group(1).replace("<\\/", "</"))
+    return frames_payload(html)
 
 
 def test_every_setting_computes_and_the_panel_holds_one_frame_each():

@@ -1,12 +1,11 @@
 import base64
-import json
-import re
 
 import torch
 
 from attention_qa.attention import scaled_dot_product_attention
 from attention_qa.efficient import online_softmax
 from attention_qa.explorer import Frame, InvalidSetting
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.online_softmax import (
     online_softmax_explorer,
     online_trace,
@@ -17,8 +16,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _payload(html: str) -> dict:
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    return json.loads(data.group(1).replace("<\\/", "</"))
+    return frames_payload(html)
 
 
 def test_every_setting_is_a_frame_or_a_clear_refusal_and_the_panel_holds_them_all():

@@ -1,12 +1,12 @@
 """The playground explorer: every setting computes, the static panel holds every frame."""
 
-import json
 import math
 import re
 
 import torch
 
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.playground import (
     playground_explorer,
     playground_weights,
@@ -27,8 +27,7 @@ def test_every_setting_computes_within_the_budget_and_the_panel_holds_each():
         assert isinstance(frame, Frame), settings
         assert sum(key.startswith("head ") for key in frame.figures) == settings["heads"]
     html = explorer.to_html(all_frames=True)
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    assert len(json.loads(data.group(1).replace("<\\/", "</"))["frames"]) == 108
+    assert len(frames_payload(html)["frames"]) == 108
 
 
 def test_unscaled_large_d_k_saturates_and_scaling_keeps_it_flat():

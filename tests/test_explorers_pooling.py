@@ -1,19 +1,17 @@
 """q01's explorer: every setting computes, the static panel holds them all, figures move."""
 
 import base64
-import json
-import re
 
 import torch
 
 from attention_qa.attention import attention_pooling
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.pooling import KEYS, VALUES, pooling_explorer
 
 
 def _payload(html: str) -> dict:
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    return json.loads(data.group(1).replace("<\\/", "</"))
+    return frames_payload(html)
 
 
 def test_every_setting_computes_and_the_panel_holds_one_frame_each():

@@ -1,10 +1,9 @@
 import base64
-import json
-import re
 
 import torch
 
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.positional import positional_explorer, similarity_to
 from attention_qa.positional import sinusoidal_encoding
 
@@ -14,8 +13,7 @@ def test_every_combination_computes_and_the_html_holds_each():
     for settings in explorer.settings():
         assert isinstance(explorer.frame(**settings), Frame), settings
     html = explorer.to_html(all_frames=True)
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    payload = json.loads(data.group(1).replace("<\\/", "</"))
+    payload = frames_payload(html)
     assert len(payload["frames"]) == explorer.num_frames
     assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in payload["images"])
     assert len(html) < 3_000_000

@@ -1,14 +1,13 @@
 """q05's explorer: additive, dot-product and scaled dot-product weights as d_k grows."""
 
-import json
 import math
-import re
 
 import pytest
 import torch
 
 from attention_qa.attention import AdditiveAttention
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.score_functions import (
     METHODS,
     score_function_explorer,
@@ -29,8 +28,7 @@ def test_every_setting_computes_and_the_html_holds_one_frame_each():
         assert isinstance(frame, Frame), settings
         assert set(frame.figures) == {"max weight", "entropy"}
     html = explorer.to_html(all_frames=True)
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    payload = json.loads(data.group(1).replace("<\\/", "</"))
+    payload = frames_payload(html)
     assert len(payload["frames"]) == explorer.num_frames
 
 

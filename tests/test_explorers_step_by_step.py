@@ -1,19 +1,17 @@
 """q03's explorer: every setting computes, the panel holds them all, the steps are right."""
 
-import json
 import math
-import re
 
 import torch
 import torch.nn.functional as F
 
 from attention_qa.explorer import Frame
+from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.step_by_step import TOKENS, step_explorer, steps, worked_example
 
 
 def _payload(html: str) -> dict:
-    data = re.search(r'<script type="application/json" class="aqa-frames">(.*?)</script>', html)
-    return json.loads(data.group(1).replace("<\\/", "</"))
+    return frames_payload(html)
 
 
 def test_every_setting_computes_and_the_panel_holds_one_frame_each():

@@ -17,9 +17,7 @@ default frame only, which keeps committed notebooks small.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import html
 import io
 import itertools
 import json
@@ -254,11 +252,3 @@ class Explorer:
             bundle.update(self.widget()._repr_mimebundle_())
         bundle["text/plain"] = f"{self.title} (an explorer: open it in Jupyter to use it live)"
         return bundle
-
-
-def escape(text: str) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")

@@ -8,9 +8,21 @@ panel works from the keyboard, and each frame's alt text states its figures.
 
 from __future__ import annotations
 
+import base64
+import html
 import json
+import re
 
-from attention_qa.explorer import Explorer, Frame, InvalidSetting, b64, escape
+from attention_qa.explorer import Explorer, Frame, InvalidSetting
+
+
+def escape(text: str) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
 
 _STYLE = """
 .aqa-explorer{border:1px solid #c8ccd0;border-radius:6px;padding:.6em .8em;margin:.8em 0;
@@ -69,6 +81,14 @@ _SCRIPT = """
   });
 })();
 """.strip()
+
+
+def frames_payload(panel_html: str) -> dict:
+    """The frames, images and labels a static panel carries (for tests and tools)."""
+    found = re.search(r'class="aqa-frames">(.*?)</script>', panel_html)
+    if found is None:
+        raise ValueError("no explorer frames in this HTML")
+    return json.loads(found.group(1).replace("<\\/", "</"))
 
 
 def figures_html(frame: Frame | InvalidSetting) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from attention_qa.explorer import Explorer, InvalidSetting, escape
-from attention_qa.explorer_html import figures_html
+from attention_qa.explorer import Explorer, InvalidSetting
+from attention_qa.explorer_html import escape, figures_html
 
 _FIGURES_STYLE = "list-style:none;padding:0;display:flex;gap:1.2em;flex-wrap:wrap"
 

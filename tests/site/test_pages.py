@@ -1,5 +1,6 @@
 """Size budgets, from what the build and the repository already hold."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,14 @@ def test_every_chapter_is_in_the_book():
     for notebook in NOTEBOOKS:
         assert f"book/{notebook.stem}" in toc, f"{notebook.name} is missing from _toc.yml"
         assert (SITE / "book" / f"{notebook.stem}.html").exists(), f"{notebook.name} was not built"
+
+
+def test_every_image_has_alt_text_that_describes_it():
+    """Alt text must say what a figure shows; a file name or nothing is not a description."""
+    bare = []
+    for page in SITE.rglob("*.html"):
+        for tag in re.findall(r"<img\b[^>]*>", page.read_text()):
+            alt = re.search(r'\balt="([^"]*)"', tag)
+            if alt is None or len(alt.group(1)) < 20 or alt.group(1).endswith(".png"):
+                bare.append(f"{page.relative_to(SITE)}: {tag[:100]}")
+    assert not bare, "images without a description:\n" + "\n".join(bare)
