@@ -12,6 +12,7 @@ import torch
 
 from attention_qa.explorer import Control, Explorer, Frame, View
 from attention_qa.heads import (
+    CONTENT_THRESHOLD,
     SUM_LENGTH,
     SUM_VOCAB,
     attention_maps,
@@ -59,16 +60,26 @@ class HeadView(View):
 
     def setup(self, fig):
         ax_map, ax_bar = fig.subplots(1, 2, width_ratios=(1, 1.2))
-        self.img = ax_map.imshow(torch.zeros(SUM_LENGTH, SUM_LENGTH).numpy(), cmap="viridis",
-                                 vmin=0, vmax=1, animated=True)
+        self.img = ax_map.imshow(
+            torch.zeros(SUM_LENGTH, SUM_LENGTH).numpy(),
+            cmap="viridis",
+            vmin=0,
+            vmax=1,
+            animated=True,
+        )
         ax_map.set(title="weights on this input", xlabel="key j", ylabel="query i")
         colours = ("#4477aa", "#228833", "#ccbb44", "#aa3377")
         self.bars = ax_bar.bar(range(4), [0.0] * 4, color=colours, animated=True)
         ax_bar.axhline(0.5, color="#222222", linestyle="--", linewidth=1)
-        ax_bar.set(xticks=range(4), xticklabels=["prev", "self", "first", "content"],
-                   ylim=(0, 1), title=f"scores over {NUM_INPUTS} inputs")
-        self.kind = ax_bar.text(0.98, 0.95, "", transform=ax_bar.transAxes, ha="right",
-                                va="top", animated=True)
+        ax_bar.set(
+            xticks=range(4),
+            xticklabels=["prev", "self", "first", "content"],
+            ylim=(0, 1),
+            title=f"scores over {NUM_INPUTS} inputs",
+        )
+        self.kind = ax_bar.text(
+            0.98, 0.95, "", transform=ax_bar.transAxes, ha="right", va="top", animated=True
+        )
 
     def update(self, data):
         self.img.set_data(data["map"].numpy())
@@ -91,7 +102,9 @@ def head_explorer() -> Explorer:
         caption=(
             "A 2-layer, 2-head decoder trained to output (x_{t−1} + x_t) mod 12 at every "
             "position. Scores are mean weights on the previous token, on the token itself and "
-            "on position 0, and how much the map changes with the input (content); a head is "
-            "named after the first pattern holding at least half its weight (dashed line)."
+            "on position 0, and how much the map changes with the input (content). A head is "
+            "named after the first position pattern holding at least half its weight (dashed "
+            f"line); failing that, 'content' if its content score is at least {CONTENT_THRESHOLD}, "
+            "else 'mixed'."
         ),
     )
