@@ -27,9 +27,15 @@ book: $(STAMP)
 	@echo "The book is built. Open $(SITE)/index.html, or run 'make serve'."
 
 ## test: everything CI checks — lint, unit tests, nbval, strict build, site and browser
-## tests, handouts, and the classroom kit (student notebooks, drill, launch buttons)
-test: lint unit nbval determinism build site classroom
-	@echo "make test: all checks passed"
+## tests, handouts, and the classroom kit (student notebooks, drill, launch buttons).
+## Its wall time goes to benchmarks/results/make_test.json, which `make bench` reports.
+TEST_STEPS := lint unit nbval determinism build site classroom
+test: $(STAMP)
+	@start=$$(date +%s); $(MAKE) --no-print-directory $(TEST_STEPS) && \
+	  mkdir -p benchmarks/results && \
+	  echo "{\"make_test_s\": $$(( $$(date +%s) - start )), \"date\": \"$$(date -u +%F)\"}" \
+	  > benchmarks/results/make_test.json
+	@echo "make test: all checks passed ($$(cat benchmarks/results/make_test.json))"
 
 lint: $(STAMP)
 	$(PY) -m ruff check src tests scripts benchmarks _ext book
@@ -37,7 +43,10 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(PY) -m pytest tests --ignore=tests/site --ignore=tests/classroom -q
 
+## nbval: every chapter's saved outputs must come out again, twice in a row (a run must
+## leave nothing behind that changes the next one)
 nbval: $(STAMP)
+	$(PY) -m pytest --nbval book -q
 	$(PY) -m pytest --nbval book -q
 
 ## determinism: re-run every notebook in a scratch folder; it must match the saved file

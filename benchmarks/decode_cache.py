@@ -18,11 +18,11 @@ prints a Markdown table and, with ``--json``, writes the figures.
 """
 
 import argparse
-import json
 import platform
 import time
 
 import torch
+from save import save_json  # benchmarks/save.py, next to this script
 
 from attention_qa.models import TinyTransformerLM
 
@@ -87,11 +87,7 @@ def main(argv=None) -> dict:
                    "machine": platform.machine()},
         "rows": rows,
     }
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
-        print(f"\nwrote {args.json}")
+    save_json(result, args.json)
     return result
 
 

@@ -30,7 +30,6 @@ the slope of log(peak memory) against log(n): about 1 for memory that grows line
 """
 
 import argparse
-import json
 import math
 import platform
 import statistics
@@ -38,6 +37,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+from save import save_json  # benchmarks/save.py, next to this script
 
 from attention_qa.attention import scaled_dot_product_attention
 from attention_qa.efficient import peak_memory_bytes, tiled_attention
@@ -176,11 +176,7 @@ def main(argv=None) -> dict:
         "rows": rows,
         "log_log_slopes": slopes,
     }
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
-        print(f"\nwrote {args.json}")
+    save_json(result, args.json)
     return result
 
 

@@ -9,7 +9,7 @@ builds, draws and shows a new figure with the same view on every change.
 
 Every explorer of the book is measured (``attention_qa.explorers.BY_CHAPTER``).
 
-Usage: python benchmarks/explorer_latency.py [--changes N]   (prints JSON)
+Usage: python benchmarks/explorer_latency.py [--changes N] [--only CHAPTER ...]   (prints JSON)
 """
 
 import argparse
@@ -26,6 +26,7 @@ from attention_qa.explorer import Frame
 from attention_qa.explorers import BY_CHAPTER
 
 CHANGES = {changes}
+ONLY = {only}
 
 def walk(explorer):
     # A sequence of (control name, value) changes, each reaching a setting not seen before.
@@ -88,6 +89,8 @@ def naive(builder):
 
 results = []
 for chapter, builders in BY_CHAPTER.items():
+    if ONLY and chapter not in ONLY:
+        continue
     for builder in builders:
         ours(builder)  # warm up imports, fonts and caches of module-level data
         o, n = ours(builder), naive(builder)
@@ -101,12 +104,12 @@ print("RESULT " + json.dumps(results))
 """
 
 
-def measure(changes: int) -> list[dict]:
+def measure(changes: int, only: tuple[str, ...] = ()) -> list[dict]:
     km, kc = start_new_kernel(kernel_name="python3")
     lines = []
     try:
         kc.execute_interactive(
-            "%matplotlib inline\n" + KERNEL_CODE.format(changes=changes),
+            "%matplotlib inline\n" + KERNEL_CODE.format(changes=changes, only=repr(tuple(only))),
             output_hook=lambda msg: lines.append(msg["content"].get("text", "")),
             timeout=1800,
         )
@@ -122,7 +125,9 @@ def measure(changes: int) -> list[dict]:
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=20)
-    print(json.dumps(measure(parser.parse_args(argv).changes), indent=2))
+    parser.add_argument("--only", nargs="*", default=(), help="chapters, e.g. q02 playground")
+    args = parser.parse_args(argv)
+    print(json.dumps(measure(args.changes, args.only), indent=2))
 
 
 if __name__ == "__main__":

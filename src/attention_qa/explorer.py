@@ -28,9 +28,12 @@ from functools import cached_property
 from typing import Any, Callable
 
 import matplotlib
+import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
+
+from attention_qa import png
 
 BUILD_ENV = "ATTENTION_QA_BUILD"
 _RC = {"font.size": 9}
@@ -115,14 +118,12 @@ class View:
 
 def _encode(canvas: FigureCanvasAgg, compact: bool) -> bytes:
     """PNG bytes of the canvas; ``compact`` quantises to a palette for the static site."""
-    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
+    rgb = np.asarray(canvas.buffer_rgba())[:, :, :3]  # (height, width, 3)
+    if not compact:
+        return png.encode_rgb(rgb)
     buffer = io.BytesIO()
-    if compact:
-        image.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(
-            buffer, "png", optimize=True
-        )
-    else:
-        image.save(buffer, "png", compress_level=1)
+    image = Image.fromarray(np.ascontiguousarray(rgb))
+    image.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(buffer, "png", optimize=True)
     return buffer.getvalue()
 
 

@@ -72,43 +72,37 @@ def playground_frame(d_k: int, heads: int, mask: str, scaling: str, n: int) -> F
 
 
 class PlaygroundView(View):
-    figsize = (7.2, 2.5)
+    """One weight map per head; the maps of heads not in use are hidden.
+
+    The saturation figures of each head are printed in the list under the plot.
+    """
+
+    figsize = (7.2, 2.3)
 
     def setup(self, fig):
-        axes = fig.subplots(1, MAX_HEADS)
-        self.images, self.notes, self.titles = [], [], []
-        for i, ax in enumerate(axes):
+        self.axes = fig.subplots(1, MAX_HEADS)
+        self.images = []
+        for i, ax in enumerate(self.axes):
             image = ax.imshow(
                 torch.full((2, 2), float("nan")).numpy(), cmap="viridis", vmin=0, vmax=1,
                 extent=(0, 1, 1, 0), interpolation="nearest", animated=True,
             )
-            ax.set(xlim=(0, 1), ylim=(1, 0), xticks=[], yticks=[])
-            ax.set_facecolor("#eeeeee")
+            ax.set(xlim=(0, 1), ylim=(1, 0), xticks=[], yticks=[], title=f"head {i + 1}")
             if i == 0:
                 ax.set_ylabel("rows: queries\ncolumns: keys")
             self.images.append(image)
-            self.titles.append(ax.set_title("", animated=True))
-            self.notes.append(
-                ax.text(0.5, -0.1, "", transform=ax.transAxes, ha="center", va="top",
-                        fontsize=8, animated=True)
-            )
-        fig.colorbar(self.images[0], ax=list(axes), label="weight", shrink=0.9)
+        fig.colorbar(self.images[0], ax=list(self.axes), label="weight", shrink=0.9)
 
-    def update(self, data):
-        weights, stats = data["weights"], data["stats"]
-        for i, (image, title, note) in enumerate(zip(self.images, self.titles, self.notes,
-                                                     strict=True)):
-            if i < weights.shape[0]:
-                image.set_data(weights[i].numpy())
-                title.set_text(f"head {i + 1}")
-                note.set_text(
-                    f"max {stats['max_weight'][i]:.2f}  H {stats['entropy'][i]:.2f}\n"
-                    f"‖J‖ {stats['jacobian_norm'][i]:.3f}"
-                )
-            else:
-                image.set_data(torch.full((2, 2), float("nan")).numpy())
-                title.set_text("")
-                note.set_text("")
+    def update(self, data) -> bool:
+        weights = data["weights"]  # (h, n, n)
+        heads = weights.shape[0]
+        for i in range(heads):
+            self.images[i].set_data(weights[i].numpy())
+        shown = [ax.get_visible() for ax in self.axes]
+        for i, (ax, image) in enumerate(zip(self.axes, self.images, strict=True)):
+            for artist in (ax, image):  # an animated artist is drawn unless it is hidden
+                artist.set_visible(i < heads)
+        return shown != [ax.get_visible() for ax in self.axes]  # the still part changed
 
 
 def playground_explorer() -> Explorer:
@@ -125,9 +119,9 @@ def playground_explorer() -> Explorer:
         playground_frame,
         PlaygroundView(),
         caption=(
-            "Random standard-normal queries and keys, one set per head. Under each map: max "
-            "weight (1 is one-hot), entropy H in nats (0 is one-hot) and the softmax "
-            "Jacobian norm ‖J‖ (0 means no gradient), means over the queries. The padding "
+            "Random standard-normal queries and keys, one set per head. The list gives each "
+            "head's max weight (1 is one-hot), entropy in nats (0 is one-hot) and softmax "
+            "Jacobian norm (0 means no gradient), means over the queries. The padding "
             "mask hides the last quarter of the keys; the causal mask the keys after each "
             "query."
         ),

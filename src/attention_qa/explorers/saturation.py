@@ -61,6 +61,25 @@ def saturation_frame(d_k: int, scaling: str, m: int) -> Frame:
     return Frame(data=data, figures=figures)
 
 
+def sorted_weights_axes(ax):
+    """Axes for one query's m weights, largest first, over [0, 1]; returns the 1/m line."""
+    (uniform,) = ax.plot([0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1,
+                         animated=True)
+    ax.set(
+        title="weights of one query, largest first",
+        xlabel="keys, sorted (fraction of m)",
+        ylabel="weight",
+        xlim=(0, 1),
+        ylim=(0, 1.02),
+    )
+    return uniform
+
+
+def key_edges(m: int):
+    """Edges of m equal steps over [0, 1], for a stairs plot of m sorted weights."""
+    return torch.linspace(0, 1, m + 1).numpy()
+
+
 class SaturationView(View):
     figsize = (7.6, 2.6)
 
@@ -78,16 +97,7 @@ class SaturationView(View):
             0.02, 0.95, "", transform=ax_scores.transAxes, va="top", animated=True
         )
         self.bars = ax_weights.stairs([0.0], [0.0, 1.0], fill=True, color="#ee6677", animated=True)
-        (self.uniform,) = ax_weights.plot(
-            [0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1, animated=True
-        )
-        ax_weights.set(
-            title="weights of one query, largest first",
-            xlabel="keys, sorted (fraction of m)",
-            ylabel="weight",
-            xlim=(0, 1),
-            ylim=(0, 1.02),
-        )
+        self.uniform = sorted_weights_axes(ax_weights)
         ax_weights.legend([self.uniform], ["uniform 1/m"], loc="upper right", frameon=False)
 
     def update(self, data):
@@ -95,9 +105,8 @@ class SaturationView(View):
         self.note.set_text(
             f"std {data['std']:.2f}\n{100 * data['beyond']:.0f}% beyond ±{SCORE_RANGE:g}"
         )
-        m = data["m"]
-        self.bars.set_data(data["weights"].numpy(), torch.linspace(0, 1, m + 1).numpy())
-        self.uniform.set_ydata([1 / m, 1 / m])
+        self.bars.set_data(data["weights"].numpy(), key_edges(data["m"]))
+        self.uniform.set_ydata([1 / data["m"]] * 2)
 
 
 def saturation_explorer() -> Explorer:

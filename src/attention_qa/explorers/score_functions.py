@@ -13,6 +13,7 @@ import torch
 
 from attention_qa.attention import AdditiveAttention
 from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.explorers.saturation import key_edges, sorted_weights_axes
 from attention_qa.saturation import saturation_stats
 from attention_qa.validation import require_positive_int
 
@@ -82,16 +83,7 @@ class ScoreFunctionView(View):
             )
             for name in METHODS
         }
-        (self.uniform,) = ax_weights.plot(
-            [0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1, animated=True
-        )
-        ax_weights.set(
-            title="weights of one query, largest first",
-            xlabel="keys, sorted (fraction of m)",
-            ylabel="weight",
-            xlim=(0, 1),
-            ylim=(0, 1.02),
-        )
+        self.uniform = sorted_weights_axes(ax_weights)
         ax_weights.legend(
             [*self.lines.values(), self.uniform],
             [*METHODS, "uniform 1/m"],
@@ -116,11 +108,10 @@ class ScoreFunctionView(View):
         )
 
     def update(self, data):
-        m = data["m"]
-        edges = torch.linspace(0, 1, m + 1).numpy()
+        edges = key_edges(data["m"])
         for name, line in self.lines.items():
             line.set_data(data["sorted"][name].numpy(), edges)
-        self.uniform.set_ydata([1 / m, 1 / m])
+        self.uniform.set_ydata([1 / data["m"]] * 2)
         for name, bars in self.bars.items():
             bars[0].set_height(data["max_weight"][name])
             bars[1].set_height(data["entropy_fraction"][name])

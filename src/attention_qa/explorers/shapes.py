@@ -5,7 +5,10 @@ query row; the m values have length d_v, so the output is (n, d_v). Each matrix 
 a heatmap whose size in cells is its shape, laid out in the order of the products.
 """
 
+import numpy as np
 import torch
+from matplotlib import colormaps
+from matplotlib.collections import PolyCollection
 
 from attention_qa.attention import scaled_dot_product_attention
 from attention_qa.explorer import Control, Explorer, Frame, View
@@ -64,7 +67,32 @@ def shapes_frame(n: int, m: int, d_k: int, d_v: int) -> Frame:
     return Frame(data=matrices, figures=figures)
 
 
+CELL = 0.88  # side of an entry's square; the rest of the unit is the gap to its neighbours
+SYMBOLS = {"Q": "n × d_k", "Kᵀ": "d_k × m", "weights": "n × m", "V": "m × d_v", "output": "n × d_v"}
+COLOURS = {  # colour map and value range of each matrix
+    name: ("viridis", 0.0, 1.0) if name == "weights" else ("cividis", -2.0, 2.0)
+    for name in SLOT_WIDTHS
+}
+
+
+def cell_squares(matrix: torch.Tensor, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """One square per entry, centred in the matrix's slot: corners (rows·cols, 4, 2), colours."""
+    rows, cols = matrix.shape
+    x0 = SLOT_STARTS[name] + (SLOT_WIDTHS[name] - cols) / 2
+    i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")  # (rows, cols) each
+    corners = np.array([[0, 0], [CELL, 0], [CELL, -CELL], [0, -CELL]])  # (4, 2)
+    origins = np.stack([x0 + j.ravel(), -i.ravel()], axis=1)  # (rows·cols, 2), top-left
+    cmap, low, high = COLOURS[name]
+    colours = colormaps[cmap]((matrix.numpy().ravel() - low) / (high - low))  # (rows·cols, 4)
+    return origins[:, None, :] + corners[None], colours
+
+
 class ShapesView(View):
+    """The five matrices as squares, one per entry, each matrix centred in its own slot.
+
+    The labels say each shape in symbols; the figures under the plot give the numbers.
+    """
+
     figsize = (7.6, 2.4)
 
     def setup(self, fig):
@@ -73,14 +101,11 @@ class ShapesView(View):
         ax.set_ylim(-TALLEST - 0.5, 2.6)
         ax.set_aspect("equal")
         ax.axis("off")
-        self.images, self.labels = {}, {}
-        for name in SLOT_WIDTHS:
-            cmap, limits = ("viridis", (0, 1)) if name == "weights" else ("cividis", (-2, 2))
-            self.images[name] = ax.imshow(
-                [[0.0]], cmap=cmap, vmin=limits[0], vmax=limits[1], extent=(0, 1, -1, 0),
-                interpolation="nearest", animated=True,
-            )
-            self.labels[name] = ax.text(0, 0.3, "", ha="center", va="bottom", animated=True)
+        self.cells = PolyCollection([], linewidths=0, animated=True)  # one collection draws fast
+        ax.add_collection(self.cells)
+        for name, width in SLOT_WIDTHS.items():
+            x = SLOT_STARTS[name] + width / 2
+            ax.text(x, 0.3, f"{name}\n{SYMBOLS[name]}", ha="center", va="bottom")
         operators = ["·", "softmax\nof rows\nof ·/√d_k\n→", "·", "="]
         names = list(SLOT_WIDTHS)
         for op, left, gap in zip(operators, names[:-1], GAPS, strict=True):
@@ -88,14 +113,9 @@ class ShapesView(View):
             ax.text(x, -1.5, op, ha="center", va="center", fontsize=7 if len(op) > 1 else 14)
 
     def update(self, data):
-        for name, matrix in data.items():
-            rows, cols = matrix.shape
-            x0 = SLOT_STARTS[name] + (SLOT_WIDTHS[name] - cols) / 2
-            image = self.images[name]
-            image.set_data(matrix.numpy())
-            image.set_extent((x0, x0 + cols, -rows, 0))
-            self.labels[name].set_position((x0 + cols / 2, 0.3))
-            self.labels[name].set_text(f"{name}\n{rows} × {cols}")
+        squares = [cell_squares(matrix, name) for name, matrix in data.items()]
+        self.cells.set_verts(np.concatenate([corners for corners, _ in squares]))
+        self.cells.set_facecolor(np.concatenate([colours for _, colours in squares]))
 
 
 def shapes_explorer() -> Explorer:
@@ -111,7 +131,8 @@ def shapes_explorer() -> Explorer:
         shapes_frame,
         ShapesView(),
         caption=(
-            "Each matrix is drawn one cell per entry, so its size is its shape: Q (n × d_k) "
+            "Each matrix is drawn one square per entry, so its size is its shape (its label "
+            "gives the shape in symbols, the list below in numbers): Q (n × d_k) "
             "times Kᵀ (d_k × m) gives the scores, softmax over each row gives the weights "
             "(n × m, brighter is heavier), and the weights times V (m × d_v) give the output "
             "(n × d_v). Q, K and V hold random numbers."

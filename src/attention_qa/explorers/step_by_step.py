@@ -85,18 +85,18 @@ class StepView(View):
         axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1, 1.6]})
         x = range(len(TOKENS))
         titles = ("1. scores q·k_j", "2. scaled", "3. softmax weights", "4. Σ p_j v_j")
-        self.bars, self.labels = {}, {}
+        self.bars = {}
         for ax, key, title in zip(axes[:3], ("scores", "scaled", "weights"), titles, strict=False):
             self.bars[key] = ax.bar(x, [0.0] * 3, color=COLOURS, animated=True)
-            self.labels[key] = [
-                ax.text(i, 0, "", ha="center", va="bottom", fontsize=8, animated=True) for i in x
-            ]
             ax.set_title(title)
             ax.set_xticks(list(x), [f"key\n{t}" for t in TOKENS])
             ax.axhline(0, color="#222222", lw=0.6)
         for ax in axes[:2]:
             ax.set_ylim(*SCORE_LIMITS)
         axes[2].set_ylim(0, 1.15)
+        self.weight_labels = [  # the numbers of step 1 and 2 are in the list under the plot
+            axes[2].text(i, 0, "", ha="center", va="bottom", fontsize=8, animated=True) for i in x
+        ]
         self.note = axes[1].text(0.5, 0.97, "", transform=axes[1].transAxes, ha="center",
                                  va="top", fontsize=8, animated=True)
         ax = axes[3]
@@ -115,11 +115,11 @@ class StepView(View):
 
     def update(self, data):
         for key in ("scores", "scaled", "weights"):
-            for bar, label, value in zip(self.bars[key], self.labels[key], data[key].tolist(),
-                                         strict=True):
+            for bar, value in zip(self.bars[key], data[key].tolist(), strict=True):
                 bar.set_height(value)
-                label.set_position((bar.get_x() + bar.get_width() / 2, max(value, 0.0)))
-                label.set_text(f"{value:.2f}")
+        for label, value in zip(self.weight_labels, data["weights"].tolist(), strict=True):
+            label.set_position((label.get_position()[0], value))
+            label.set_text(f"{value:.2f}")
         same = torch.equal(data["scores"], data["scaled"])
         self.note.set_text("no scaling" if same else "÷√4 = ÷2")
         for bars, row in zip(self.parts, data["parts"].tolist(), strict=True):

@@ -1,0 +1,76 @@
+"""What every explorer of the book must do, whatever it shows.
+
+Each setting computes to a frame or is refused with a sentence; the static panel holds one
+record per setting, with a PNG for each frame and alt text naming the setting and its
+figures; the live panel's PNG decodes to the same size as the static one. The per-explorer
+test files check what each explorer's figures mean.
+"""
+
+import base64
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from attention_qa.explorer import DEFAULT_FRAME_BUDGET, Frame, InvalidSetting
+from attention_qa.explorer_html import frames_payload
+from attention_qa.explorers import BY_CHAPTER
+
+BUILDERS = [
+    pytest.param(builder, id=f"{chapter}-{builder.__name__}")
+    for chapter, builders in BY_CHAPTER.items()
+    for builder in builders
+]
+
+
+def _image(png: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(png))
+    image.load()
+    return image
+
+
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_every_setting_is_a_frame_or_a_refusal_in_words(builder):
+    explorer = builder()
+    assert explorer.num_frames <= DEFAULT_FRAME_BUDGET
+    assert isinstance(explorer.frame(**explorer.defaults), Frame)
+    for settings in explorer.settings():
+        frame = explorer.frame(**settings)
+        if isinstance(frame, InvalidSetting):
+            assert len(str(frame).split()) >= 4, (settings, str(frame))
+        else:
+            assert isinstance(frame, Frame), settings
+            assert frame.figures, settings
+            assert all(isinstance(v, str) and v for v in frame.figures.values()), settings
+
+
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_the_static_panel_holds_every_setting(builder):
+    explorer = builder()
+    payload = frames_payload(explorer.to_html(all_frames=True))
+    records = payload["frames"]
+    assert len(records) == explorer.num_frames
+    sizes = set()
+    for settings, record in zip(explorer.settings(), records, strict=True):
+        frame = explorer.frame(**settings)
+        if isinstance(frame, InvalidSetting):
+            assert record["i"] == -1 and record["m"] == str(frame)
+            continue
+        sizes.add(_image(base64.b64decode(payload["images"][record["i"]])).size)
+        assert record["a"].startswith(explorer.title)
+        for control in explorer.controls:
+            assert f"{control.label} = {control.label_of(settings[control.name])}" in record["a"]
+        for label, value in frame.figures.items():
+            assert f"{label} {value}" in record["a"]
+    assert len(sizes) == 1, f"frames of one explorer differ in size: {sizes}"
+
+
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_the_live_frame_is_the_static_frame_before_its_palette(builder):
+    explorer = builder()
+    frame = explorer.frame(**explorer.defaults)
+    live = np.asarray(_image(explorer.render(frame)).convert("RGB"), dtype=float)
+    static = np.asarray(_image(explorer.render(frame, compact=True)).convert("RGB"), dtype=float)
+    assert live.shape == static.shape
+    assert np.abs(live - static).mean() < 4  # 96 colours lose a little, not the picture
