@@ -43,10 +43,6 @@ def toy(**kwargs):
     )
 
 
-def _payload(html: str) -> dict:
-    return frames_payload(html)
-
-
 def test_every_q04_setting_computes_and_renders():
     explorer = saturation_explorer()
     assert explorer.num_frames == 11 * 3 * 3
@@ -55,7 +51,7 @@ def test_every_q04_setting_computes_and_renders():
         assert isinstance(frame, Frame), settings
         assert set(frame.figures) == {"score std", "max weight", "entropy", "Jacobian norm"}
     html = explorer.to_html(all_frames=True)
-    payload = _payload(html)
+    payload = frames_payload(html)
     assert len(payload["frames"]) == explorer.num_frames
     assert 'data-aqa-frames="99"' in html
     for image in payload["images"]:
@@ -88,7 +84,7 @@ def test_invalid_setting_shows_its_message():
         toy_compute,
         LineView(),
     )
-    payload = _payload(explorer.to_html())
+    payload = frames_payload(explorer.to_html())
     broken = payload["frames"][1]  # a = 0, b = "broken"
     assert broken["i"] == -1 and broken["m"] == "a = 0 cannot be combined with 'broken'"
     assert "a = 0 cannot be combined" in broken["a"]
@@ -101,7 +97,7 @@ def test_a_crash_at_build_time_names_the_setting():
 
 def test_identical_frames_share_one_image():
     explorer = Explorer("Same", [Control("a", "a", (1, 2, 3))], lambda a: Frame(0), LineView())
-    payload = _payload(explorer.to_html())
+    payload = frames_payload(explorer.to_html())
     assert len(payload["frames"]) == 3 and len(payload["images"]) == 1
 
 

@@ -17,15 +17,13 @@ def explorer():
     return head_maps_explorer()
 
 
-def test_every_combination_has_a_frame_in_the_html(explorer):
+def test_every_combination_computes(explorer):
     for settings in explorer.settings():
         frame = explorer.frame(**settings)
         assert isinstance(frame, Frame), settings
         h = settings["num_heads"]
         assert frame.data["weights"].shape == (h, 8, 8)
         assert frame.figures["d_k"] == str(32 // h)
-    html = explorer.to_html(all_frames=True)
-    assert f'data-aqa-frames="{explorer.num_frames}"' in html
 
 
 def test_maps_are_attention_weights_and_heads_differ(explorer):

@@ -17,11 +17,9 @@ def explorer():
     return head_split_explorer()
 
 
-def test_every_combination_has_a_frame_in_the_html(explorer):
+def test_every_combination_computes(explorer):
     for settings in explorer.settings():
         assert isinstance(explorer.frame(**settings), Frame), settings
-    html = explorer.to_html(all_frames=True)
-    assert f'data-aqa-frames="{explorer.num_frames}"' in html
 
 
 def test_cost_is_flat_and_matches_pytorch():

@@ -1,27 +1,14 @@
-import base64
-
 from attention_qa.explorer import Frame
-from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.heads import head_explorer, head_maps
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
-
-def _payload(html: str) -> dict:
-    return frames_payload(html)
-
-
-def test_every_setting_computes_and_the_panel_holds_one_frame_each():
+def test_every_setting_computes():
     explorer = head_explorer()
     assert explorer.num_frames <= 200
     for settings in explorer.settings():
         frame = explorer.frame(**settings)
         assert isinstance(frame, Frame), settings
         assert set(frame.figures) == {"previous-token", "self", "first-token", "content", "kind"}
-    payload = _payload(explorer.to_html(all_frames=True))
-    assert len(payload["frames"]) == explorer.num_frames
-    for image in payload["images"]:
-        assert base64.b64decode(image).startswith(PNG_MAGIC)
 
 
 def test_training_makes_a_previous_token_head_that_the_untrained_model_lacks():

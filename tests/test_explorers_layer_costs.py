@@ -3,7 +3,6 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from attention_qa.explorer import Frame
-from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.layer_costs import layer_costs_explorer, layer_flops
 
 
@@ -34,13 +33,10 @@ def test_counts_match_pytorchs_flop_counter(n, d):
     assert counted(conv, x.T.unsqueeze(0)) == expected["convolution (k = 3)"]
 
 
-def test_every_combination_computes_and_the_html_holds_each():
+def test_every_combination_computes():
     explorer = layer_costs_explorer()
     for settings in explorer.settings():
         assert isinstance(explorer.frame(**settings), Frame), settings
-    html = explorer.to_html(all_frames=True)
-    payload = frames_payload(html)
-    assert len(payload["frames"]) == explorer.num_frames
 
 
 def test_the_crossover_is_at_n_equal_d():

@@ -6,7 +6,6 @@ import re
 import torch
 
 from attention_qa.explorer import Frame
-from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.playground import (
     playground_explorer,
     playground_weights,
@@ -19,15 +18,13 @@ def _mean(figures, key, head=1):
     return float(re.search(rf"{key} ([0-9.]+)", figures[f"head {head}"]).group(1))
 
 
-def test_every_setting_computes_within_the_budget_and_the_panel_holds_each():
+def test_every_setting_computes():
     explorer = playground_explorer()
     assert explorer.num_frames == 108 <= 200
     for settings in explorer.settings():
         frame = explorer.frame(**settings)
         assert isinstance(frame, Frame), settings
         assert sum(key.startswith("head ") for key in frame.figures) == settings["heads"]
-    html = explorer.to_html(all_frames=True)
-    assert len(frames_payload(html)["frames"]) == 108
 
 
 def test_unscaled_large_d_k_saturates_and_scaling_keeps_it_flat():

@@ -3,21 +3,13 @@
 import torch
 
 from attention_qa.explorer import Frame
-from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.shapes import shapes_explorer
 
 
-def _payload(html: str) -> dict:
-    return frames_payload(html)
-
-
-def test_every_setting_computes_and_the_panel_holds_one_frame_each():
+def test_every_setting_computes():
     explorer = shapes_explorer()
     for settings in explorer.settings():
         assert isinstance(explorer.frame(**settings), Frame), settings
-    payload = _payload(explorer.to_html(all_frames=True))
-    assert len(payload["frames"]) == explorer.num_frames <= 200
-    assert all(record["i"] >= 0 for record in payload["frames"])
 
 
 def test_shapes_follow_the_controls():

@@ -1,25 +1,16 @@
-import base64
-
 import pytest
 import torch
 
 from attention_qa.attention import scaled_dot_product_attention
 from attention_qa.explorer import Frame
-from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers.sparse_patterns import (
     make_qkv,
     pattern_mask,
     sparse_pattern_explorer,
 )
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
-
-def _payload(html: str) -> dict:
-    return frames_payload(html)
-
-
-def test_every_setting_computes_and_the_static_panel_holds_one_frame_each():
+def test_every_setting_computes():
     explorer = sparse_pattern_explorer()
     assert explorer.num_frames <= 200
     for settings in explorer.settings():
@@ -31,10 +22,6 @@ def test_every_setting_computes_and_the_static_panel_holds_one_frame_each():
             "mean error",
             "max error",
         }
-    payload = _payload(explorer.to_html(all_frames=True))
-    assert len(payload["frames"]) == explorer.num_frames
-    for image in payload["images"]:
-        assert base64.b64decode(image).startswith(PNG_MAGIC)
 
 
 def _fig(explorer, name, **settings):
