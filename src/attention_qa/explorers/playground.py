@@ -67,8 +67,7 @@ def playground_frame(d_k: int, heads: int, mask: str, scaling: str, n: int) -> F
         f"max weight {1 / keys_seen:.2f}, entropy {math.log(keys_seen):.2f} nats"
         + (" (causal rows see fewer keys)" if mask == "causal" else "")
     )
-    data = {"weights": weights, "stats": stats}
-    return Frame(data=data, figures=figures)
+    return Frame(data={"weights": weights}, figures=figures)
 
 
 class PlaygroundView(View):
