@@ -79,7 +79,7 @@ def step_frame(token: str, scaling: str) -> Frame:
 
 
 class StepView(View):
-    figsize = (7.6, 2.6)
+    figsize = (7.6, 2.9)
 
     def setup(self, fig):
         axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1, 1.6]})
@@ -111,7 +111,8 @@ class StepView(View):
         ax.set(title=titles[3], ylim=OUTPUT_LIMITS, xlim=(-0.6, 3.6))
         ax.set_xticks(range(4), [f"dim {i}" for i in range(4)])
         ax.axhline(0, color="#222222", lw=0.6)
-        ax.legend(fontsize=6, loc="lower left", frameon=False, ncol=2)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4,
+                  frameon=False, markerscale=0.4, handlelength=1.2, columnspacing=0.8)
 
     def update(self, data):
         for key in ("scores", "scaled", "weights"):
