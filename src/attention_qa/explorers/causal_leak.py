@@ -78,7 +78,7 @@ def leak_frame(position: int, mask_name: str) -> Frame:
 
 
 class LeakView(View):
-    figsize = (6.0, 2.6)
+    figsize = (6.0, 2.9)
 
     def setup(self, fig):
         ax = fig.subplots()
@@ -96,7 +96,7 @@ class LeakView(View):
         ax.legend(
             [self.bars[0], ax.bar([0], [0], color="#ee6677")[0], self.marker],
             ["changed, allowed", "changed before the perturbed token: leak", "perturbed token"],
-            loc="upper right", frameon=False, fontsize=7,
+            loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3, frameon=False, fontsize=7,
         )
 
     def update(self, data):
