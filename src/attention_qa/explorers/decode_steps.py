@@ -81,13 +81,13 @@ class DecodeStepView(View):
             total = [cumulative_scores(int(s), use_cache) for s in steps]
             ax_work.plot(steps, total, color=colour, linewidth=1, alpha=0.4, label=label)
         (self.current,) = ax_work.plot([], [], color="#222222", marker="o", markersize=3,
-                                       animated=True)
+                                       animated=True, label="this setting")
         top = 2 * cumulative_scores(MAX_STEPS, False)
         ax_work.set(title="cumulative score entries", xlabel="step t", yscale="log",
                     xlim=(0.5, MAX_STEPS + 0.5), ylim=(0.8, top))
-        lines, line_labels = ax_work.get_legend_handles_labels()
-        ax_work.legend(lines + cells, line_labels + cell_labels, loc="lower right",
-                       frameon=False, fontsize=7)
+        ax_grid.legend(cells, cell_labels, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                       frameon=False, fontsize=7, handlelength=1)
+        ax_work.legend(loc="lower right", frameon=False, fontsize=7)
 
     def update(self, data):
         self.image.set_data(self.palette[data["grid"]])
