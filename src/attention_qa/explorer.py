@@ -100,11 +100,12 @@ class View:
     """Draws frames into one figure.
 
     ``setup`` builds the axes once and creates every artist that changes between frames
-    with ``animated=True``; ``update`` moves those artists. The explorer draws the
-    still part (axes, ticks, labels) once and then redraws only the animated artists
-    on top of it (blitting), which is what keeps a live update fast. An ``update`` that
-    had to change the still part (new axis limits, say) returns True, and the explorer
-    then redraws everything.
+    with ``animated=True``; the layout is computed from what ``setup`` leaves (so a title
+    that ``update`` fills in needs some text there) and then fixed. ``update`` moves the
+    animated artists. The explorer draws the still part (axes, ticks, labels) once and
+    then redraws only the animated artists on top of it (blitting), which is what keeps a
+    live update fast. An ``update`` that had to change the still part (new axis limits,
+    say) returns True, and the explorer then redraws everything.
     """
 
     figsize: tuple[float, float] = (7.0, 2.8)
@@ -114,6 +115,21 @@ class View:
 
     def update(self, data) -> bool | None:
         raise NotImplementedError
+
+    @staticmethod
+    def show_maps(maps, axes, images) -> bool:
+        """Draw ``maps[i]`` (one 2-D tensor each) in panel i and hide the panels beyond them.
+
+        For a view whose number of panels varies (one per head, say). Returns True when
+        that changed which axes show, so ``update`` can pass it on as "redraw the still part".
+        """
+        shown = [ax.get_visible() for ax in axes]
+        for i, (ax, image) in enumerate(zip(axes, images, strict=True)):
+            if i < len(maps):
+                image.set_data(maps[i].numpy())
+            for artist in (ax, image):  # an animated artist is drawn unless it is hidden
+                artist.set_visible(i < len(maps))
+        return shown != [ax.get_visible() for ax in axes]
 
 
 def _encode(canvas: FigureCanvasAgg, compact: bool) -> bytes:
@@ -204,13 +220,16 @@ class Explorer:
                 self._fig = Figure(figsize=self.view.figsize, dpi=self.dpi, layout="constrained")
                 FigureCanvasAgg(self._fig)
                 self.view.setup(self._fig)
+                # The layout is fixed here, before any frame: every frame, whichever came
+                # first and whatever it hides, is drawn in the same places.
+                self._fig.draw_without_rendering()
+                self._fig.set_layout_engine("none")
         return self._fig
 
     def _draw_still(self) -> None:
-        """Draw everything but the animated artists, then freeze the layout and keep it."""
+        """Draw everything but the animated artists and keep that picture."""
         fig = self.figure
         fig.canvas.draw()
-        fig.set_layout_engine("none")
         self._background = fig.canvas.copy_from_bbox(fig.bbox)
         self._animated = [a for a in fig.findobj() if a.get_animated()]
 

@@ -99,7 +99,7 @@ class CrossAttentionView(View):
             xlabel="key position j (hatched: padding)", ylabel="query position i",
         )
         ax.set_facecolor("#eeeeee")
-        self.title = ax.set_title("", animated=True)
+        self.title = ax.set_title("weights", animated=True)  # text: keeps the title's line
         fig.colorbar(self.image, ax=ax, label="weight")
 
     def update(self, data):

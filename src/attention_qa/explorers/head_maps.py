@@ -74,32 +74,20 @@ class HeadMapsView(View):
     figsize = (7.6, 1.55)
 
     def setup(self, fig):
-        axes = fig.subplots(1, MAX_HEADS)
-        self.images, self.labels = [], []
-        for i, ax in enumerate(axes):
+        self.axes = fig.subplots(1, MAX_HEADS)
+        self.images = []
+        for i, ax in enumerate(self.axes):
             image = ax.imshow(
                 torch.zeros(N_TOKENS, N_TOKENS).numpy(), cmap="viridis", vmin=0, vmax=1,
                 animated=True,
             )
-            ax.set_xticks([])
-            ax.set_yticks([])
+            ax.set(xticks=[], yticks=[], xlabel="key", title=f"head {i}")
             if i == 0:
                 ax.set_ylabel("query")
-            ax.set_xlabel("key")
-            label = ax.set_title(f"head {i}", animated=True)
             self.images.append(image)
-            self.labels.append(label)
 
     def update(self, data):
-        weights = data["weights"]
-        for i, (image, label) in enumerate(zip(self.images, self.labels, strict=True)):
-            if i < weights.shape[0]:
-                image.set_data(weights[i].numpy())
-                image.set_visible(True)
-                label.set_text(f"head {i}")
-            else:
-                image.set_visible(False)
-                label.set_text("—")
+        return self.show_maps(data["weights"], self.axes, self.images)  # (h, n, n)
 
 
 def head_maps_explorer() -> Explorer:

@@ -35,6 +35,7 @@ SEQ_LENS = (4096, 32768, 131072)
 DTYPE_BYTES = (4, 2, 1)
 DTYPE_LABELS = ("float32 (4 B)", "bfloat16 (2 B)", "int8 (1 B)")
 GIB = 2**30
+NOT_AVAILABLE = "#bbbbbb"  # bar colour of an option the preset cannot use
 GPU_GIB = 80e9 / GIB  # one 80 GB accelerator, for scale
 Y_RANGE = (1e-3, 3e3)
 
@@ -87,7 +88,7 @@ class KVCacheView(View):
 
     def setup(self, fig):
         ax = fig.subplots()
-        self.bars = ax.bar(range(len(CHOICES)), [Y_RANGE[0]] * len(CHOICES), color="#bbbbbb",
+        self.bars = ax.bar(range(len(CHOICES)), [Y_RANGE[0]] * len(CHOICES), color=NOT_AVAILABLE,
                            animated=True)
         self.labels = [
             ax.text(i, Y_RANGE[0], "", ha="center", va="bottom", animated=True)
@@ -101,13 +102,14 @@ class KVCacheView(View):
             ylabel="K/V cache (GiB, log scale)",
             xlabel="red: the chosen K/V heads; *: the published configuration",
         )
-        self.title = ax.set_title("", animated=True)
+        self.title = ax.set_title("K/V cache", animated=True)  # text: keeps the title's line
 
     def update(self, data):
         for option, bar, label in zip(CHOICES, self.bars, self.labels, strict=True):
             size = data["sizes"].get(option)
             if size is None:  # this preset cannot use this option
                 bar.set_height(Y_RANGE[0])
+                bar.set_color(NOT_AVAILABLE)
                 label.set_text("n/a")
                 label.set_y(Y_RANGE[0] * 1.3)
                 continue

@@ -93,15 +93,7 @@ class PlaygroundView(View):
         fig.colorbar(self.images[0], ax=list(self.axes), label="weight", shrink=0.9)
 
     def update(self, data) -> bool:
-        weights = data["weights"]  # (h, n, n)
-        heads = weights.shape[0]
-        for i in range(heads):
-            self.images[i].set_data(weights[i].numpy())
-        shown = [ax.get_visible() for ax in self.axes]
-        for i, (ax, image) in enumerate(zip(self.axes, self.images, strict=True)):
-            for artist in (ax, image):  # an animated artist is drawn unless it is hidden
-                artist.set_visible(i < heads)
-        return shown != [ax.get_visible() for ax in self.axes]  # the still part changed
+        return self.show_maps(data["weights"], self.axes, self.images)  # (h, n, n)
 
 
 def playground_explorer() -> Explorer:
