@@ -79,11 +79,12 @@ def test_the_live_frame_is_the_static_frame_before_its_palette(builder):
 @pytest.mark.parametrize("builder", BUILDERS)
 def test_a_frame_looks_the_same_whatever_was_shown_before(builder):
     """Only the moving artists are redrawn between frames: none may keep a trace of the last."""
-    valid = [s for s in builder().settings() if isinstance(builder().frame(**s), Frame)]
-    fresh, used = builder(), builder()
+    used = builder()
+    valid = [s for s in used.settings() if isinstance(used.frame(**s), Frame)]
     for settings in (valid[-1], valid[0], valid[len(valid) // 2]):
         used.render(used.frame(**settings))
     for settings in (used.defaults, valid[-1]):
-        expected = np.asarray(_image(builder().render(fresh.frame(**settings))))
+        fresh = builder()
+        expected = np.asarray(_image(fresh.render(fresh.frame(**settings))))
         drawn = np.asarray(_image(used.render(used.frame(**settings))))
         assert np.array_equal(drawn, expected), settings
