@@ -1,4 +1,4 @@
-"""q13's explorer: every setting computes, the static panel holds every frame, figures move."""
+"""q13's explorer: every setting computes, figures move."""
 
 from attention_qa.explorer import Frame, InvalidSetting
 from attention_qa.explorers.cross_attention import KINDS, cross_attention_explorer

@@ -1,4 +1,4 @@
-"""q14's explorer: every setting computes, the static panel holds every frame, figures move."""
+"""q14's explorer: every setting computes, figures move."""
 
 from attention_qa.explorer import Frame, InvalidSetting
 from attention_qa.explorers.kv_cache import PRESETS, kv_cache_explorer

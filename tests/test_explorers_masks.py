@@ -1,4 +1,4 @@
-"""q07's mask explorer: every setting computes, the static panel holds every frame."""
+"""q07's mask explorer: every setting computes, masks hide what they should, figures move."""
 
 import torch
 

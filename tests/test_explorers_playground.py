@@ -1,4 +1,4 @@
-"""The playground explorer: every setting computes, the static panel holds every frame."""
+"""The playground explorer: every setting computes, scaling and masks act, figures are right."""
 
 import math
 import re

@@ -1,5 +1,4 @@
-"""q01's explorer: every setting computes, the static panel holds them all, figures move."""
-
+"""q01's explorer: every setting computes, figures move."""
 
 import torch
 

@@ -1,4 +1,4 @@
-"""q02's explorer: every setting computes, the static panel holds them all, shapes follow."""
+"""q02's explorer: every setting computes, shapes follow."""
 
 import torch
 

@@ -1,4 +1,4 @@
-"""q03's explorer: every setting computes, the panel holds them all, the steps are right."""
+"""q03's explorer: every setting computes, the steps are right."""
 
 import math
 
