@@ -24,7 +24,8 @@ class _DecoderBlock(nn.Module):
         self.attn = MultiHeadAttention(d_model, num_heads)
         self.ln_2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(
-            nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)
+            nn.Linear(d_model, 4 * d_model), nn.GELU(approximate="tanh"),
+            nn.Linear(4 * d_model, d_model),
         )
 
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:

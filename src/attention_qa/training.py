@@ -30,14 +30,19 @@ def train_pointer(
     batch: int = 32,
     lr: float = 1e-2,
     seed: int = 0,
+    dtype: torch.dtype = torch.float64,
 ) -> list[float]:
-    """Train W_q, W_k with Adam; scores are (q·k) × ``scale``. Returns the loss per step."""
+    """Train W_q, W_k with Adam; scores are (q·k) × ``scale``. Returns the loss per step.
+
+    The run is in float64 by default: the unscaled run sits on saturated softmaxes, where
+    float32 rounding (which differs between CPUs and thread counts) would change the curve.
+    """
     torch.manual_seed(seed)
-    embed = torch.randn(vocab, d_embed)  # fixed, unit-variance components
+    embed = torch.randn(vocab, d_embed, dtype=dtype)  # fixed, unit-variance components
     pairing = torch.randperm(vocab)
-    values = nn.functional.normalize(torch.randn(vocab, d_embed), dim=-1)  # fixed unit vectors
-    w_q = nn.Linear(d_embed, d_k, bias=False)
-    w_k = nn.Linear(d_embed, d_k, bias=False)
+    values = nn.functional.normalize(torch.randn(vocab, d_embed, dtype=dtype), dim=-1)
+    w_q = nn.Linear(d_embed, d_k, bias=False, dtype=dtype)
+    w_k = nn.Linear(d_embed, d_k, bias=False, dtype=dtype)
     for w in (w_q, w_k):  # unit-variance q and k components at the start
         nn.init.normal_(w.weight, std=1 / math.sqrt(d_embed))
     opt = torch.optim.Adam([w_q.weight, w_k.weight], lr=lr)
@@ -58,3 +63,34 @@ def train_pointer(
         opt.step()
         losses.append(loss.item())
     return losses
+
+
+def portable_uniform(shape, bound: float, g: torch.Generator) -> torch.Tensor:
+    """Uniform float64 samples on [−bound, bound) that are bit-identical on every CPU.
+
+    ``torch.rand`` and ``nn.init`` compute their samples with vector instructions that
+    differ between CPUs (fused multiply-add or not), so the same seed gives values that
+    differ in the last bit. Here the random part is an integer, and each step after it is
+    one correctly rounded operation.
+    """
+    u = torch.randint(0, 2**24, tuple(shape), generator=g).double() / 2**24  # exact
+    return (2 * u - 1) * bound
+
+
+@torch.no_grad()
+def portable_init_(model: nn.Module, seed: int) -> nn.Module:
+    """Re-initialise ``model`` in float64, the same on every machine, and return it.
+
+    Every matrix (linear weights, embeddings) is uniform on ±1/√fan_in, the bound of
+    PyTorch's default for linear layers; biases start at 0 and norm scales at 1.
+    """
+    model.double()
+    g = torch.Generator().manual_seed(seed)
+    for name, p in model.named_parameters():
+        if p.ndim >= 2:
+            p.copy_(portable_uniform(p.shape, 1 / math.sqrt(p.shape[-1]), g))
+        elif name.endswith("bias"):
+            p.zero_()
+        else:
+            p.fill_(1.0)
+    return model
