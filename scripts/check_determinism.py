@@ -3,8 +3,11 @@
 Usage: python scripts/check_determinism.py [NOTEBOOK ...]
 
 Exits 1, naming each notebook and cell that came out different, when a re-run from a
-fresh kernel does not reproduce the committed file byte for byte, or when a notebook takes
-longer than its budget of 60 s. It never touches book/.
+fresh kernel does not reproduce the committed file byte for byte. `make determinism` runs it
+under machine settings other than those `make execute` saved the notebooks with, so a
+saved output that depends on the CPU's kernels or the thread count fails here. It prints
+how long each notebook took, but no time decides anything (`make bench` reports times). It
+never touches book/.
 """
 
 import shutil
@@ -16,8 +19,6 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute_notebooks import ROOT, execute  # noqa: E402
-
-BUDGET_S = 60
 
 
 def differing_cells(saved: Path, fresh: Path) -> list[int]:
@@ -42,8 +43,6 @@ def main(argv: list[str]) -> None:
             print(f"{seconds:5.1f} s  {path.name}  {verdict}")
             if not same:
                 failures.append(path.name)
-            if seconds > BUDGET_S:
-                failures.append(f"{path.name} (took {seconds:.0f} s, over {BUDGET_S} s)")
     if failures:
         sys.exit(f"re-running changed {len(failures)} notebook(s): {', '.join(failures)}")
 

@@ -17,21 +17,17 @@ Three ideas, each from one paper:
   linear in the sequence length. It is a *different* model, not an approximation that
   converges to softmax attention.
 
-``peak_memory_bytes`` measures the peak of tensor memory allocated on the CPU while a
-function runs, so the book can show the O(n · m) versus O(n · block) claim as a figure.
+``peak_memory_bytes``, which measures the memory these functions use, lives in
+``attention_qa.measure`` and is re-exported here for older imports.
 """
 
 import math
-import os
-import sys
-from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
-from torch.autograd import DeviceType
-from torch.profiler import ProfilerActivity, profile
 
 from attention_qa.attention import _check_qkv
+from attention_qa.measure import peak_memory_bytes  # noqa: F401  (re-exported)
 from attention_qa.validation import require_positive_int, require_tensor
 
 FEATURE_MAPS = ("elu", "identity")
@@ -177,48 +173,3 @@ def linear_attention(q, k, v, feature_map: str = "elu", causal: bool = False) ->
     den = (phi_q * sums[..., seen, :]).sum(dim=-1, keepdim=True)  # (..., n, 1)
     # Only a query that has seen no key has den = 0 (φ > 0); its out is 0 too.
     return out / torch.where(den > 0, den, torch.ones_like(den))
-
-
-@contextmanager
-def _stderr_descriptor_silenced():
-    """Send what is written to file descriptor 2 inside the block to the null device.
-
-    The profiler logs a time-stamped start/stop line there (below Python's sys.stderr) on
-    every run; Jupyter would put it in the cell's output and every re-run would differ.
-    """
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
-def peak_memory_bytes(fn, *args, **kwargs):
-    """Run ``fn(*args, **kwargs)`` and return ``(result, peak)``, peak in bytes.
-
-    peak is the largest total of CPU tensor memory allocated during the call and not yet
-    freed, counting from zero when the call starts, so the inputs are not counted and the
-    result is. It replays the allocation and free records that ``torch.profiler`` keeps with
-    ``profile_memory=True`` (every request to PyTorch's CPU allocator, also those made inside
-    a fused kernel), in the order they happened. It does not depend on timing, but it sees
-    only PyTorch's allocator, not memory that Python or a library gets elsewhere.
-    """
-    with _stderr_descriptor_silenced():
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-            result = fn(*args, **kwargs)
-    records = [
-        e
-        for e in prof.profiler.kineto_results.events()
-        if e.name() == "[memory]" and e.device_type() == DeviceType.CPU
-    ]
-    records.sort(key=lambda e: e.start_ns())  # stable: ties keep the recorded order
-    live = peak = 0
-    for record in records:
-        live += record.nbytes()  # positive for an allocation, negative for a free
-        peak = max(peak, live)
-    return result, peak

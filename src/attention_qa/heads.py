@@ -7,6 +7,8 @@ Self-Attention" (positional versus content-driven heads). Every score reads weig
 shape (..., n, n), rows summing to 1, query i in row i.
 """
 
+import functools
+
 import torch
 from torch import nn
 
@@ -133,27 +135,33 @@ def sum_task_batch(batch: int, g: torch.Generator, vocab: int = SUM_VOCAB,
 _TRAINED = {}
 
 
+def untrained_sum_model(seed: int = 0):
+    """The model ``train_sum_model`` starts from: a 2-layer, 2-head ``TinyTransformerLM``
+    (d_model = 32) in float64, initialised the same on every machine, in eval mode."""
+    from attention_qa.models import TinyTransformerLM
+    from attention_qa.training import portable_init_
+
+    return portable_init_(TinyTransformerLM(SUM_VOCAB, 32, 2, 2, SUM_LENGTH), seed).eval()
+
+
 def train_sum_model(steps: int = 300, seed: int = 0):
     """A 2-layer, 2-head ``TinyTransformerLM`` (d_model = 32) trained on ``sum_task_batch``.
 
-    Adam, learning rate 0.003, batch 256, float64, from ``portable_init_``: a start that is
+    Adam, learning rate 0.003, batch 128, float64, from ``portable_init_``: a start that is
     bit-identical everywhere and a step small enough that training is not chaotic, so the
     trained weights, and every figure drawn from them, agree to about 1e-12 on any CPU and
     thread count. Returns ``(model, losses)``; the result is cached per (steps, seed), so a
     chapter and its explorer train once. Do not modify the returned model.
     """
-    from attention_qa.models import TinyTransformerLM
-    from attention_qa.training import portable_init_
-
     key = (steps, seed)
     if key in _TRAINED:
         return _TRAINED[key]
-    model = portable_init_(TinyTransformerLM(SUM_VOCAB, 32, 2, 2, SUM_LENGTH), seed)
+    model = untrained_sum_model(seed).train()
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     g = torch.Generator().manual_seed(seed + 1)
     losses = []
     for _ in range(steps):
-        x, y = sum_task_batch(256, g)
+        x, y = sum_task_batch(128, g)
         logits = model(x)  # (B, T, vocab)
         loss = nn.functional.cross_entropy(
             logits[:, 1:].reshape(-1, SUM_VOCAB), y[:, 1:].reshape(-1)
@@ -165,3 +173,21 @@ def train_sum_model(steps: int = 300, seed: int = 0):
     model.eval()
     _TRAINED[key] = (model, losses)
     return model, losses
+
+
+SUM_MODELS = ("trained", "untrained")
+NUM_PROBE_INPUTS = 64
+
+
+@functools.lru_cache(maxsize=None)
+def sum_model_maps(model_name: str) -> torch.Tensor:
+    """Every head's maps, (layers, NUM_PROBE_INPUTS, heads, T, T), of the trained sum model
+    or of its starting point, on the same NUM_PROBE_INPUTS held-out inputs."""
+    if model_name == "trained":
+        model, _ = train_sum_model()
+    elif model_name == "untrained":
+        model = untrained_sum_model()
+    else:
+        raise ValueError(f"model must be one of {SUM_MODELS}, got {model_name!r}")
+    tokens, _ = sum_task_batch(NUM_PROBE_INPUTS, torch.Generator().manual_seed(100))
+    return attention_maps(model, tokens)

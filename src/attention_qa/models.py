@@ -2,9 +2,10 @@
 
 The shape is GPT-2's (Radford et al., 2019): learned token and position embeddings, a stack
 of pre-LN decoder blocks (Xiong et al., 2020, "On Layer Normalization in the Transformer
-Architecture") with causal self-attention and a 4·d_model MLP, a final LayerNorm and a linear
-head to the vocabulary. Generation is greedy and can keep a K/V cache per layer, so each step
-feeds only the newest token (Pope et al., 2022, "Efficiently Scaling Transformer Inference").
+Architecture") with causal self-attention and a 4·d_model MLP (GELU in GPT-2's tanh form), a
+final LayerNorm and a linear head to the vocabulary. Generation is greedy and can keep a K/V
+cache per layer, so each step feeds only the newest token (Pope et al., 2022, "Efficiently
+Scaling Transformer Inference").
 """
 
 import torch

@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import call_learner, close, require_shape
 from attention_qa.masks import padding_mask
 
 
@@ -32,7 +32,7 @@ def check_softmax_jacobian(fn: Callable) -> None:
         expected = _softmax_jacobian_reference(p)
         got = call_learner(fn, case, p.clone())
         got = require_shape(got, expected.shape, case, "the Jacobian")
-        if torch.allclose(got, expected, atol=1e-9):
+        if close(got, expected):
             continue
         outer = p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., m, m)
         mistakes = [
@@ -45,9 +45,9 @@ def check_softmax_jacobian(fn: Callable) -> None:
             ),
         ]
         for wrong, message in mistakes:
-            if torch.allclose(got, wrong, atol=1e-9):
+            if close(got, wrong):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the Jacobian is off by up to {worst:.3g} from diag(p) − p pᵀ"
         )
@@ -132,11 +132,11 @@ def check_pooling_weights(fn: Callable) -> None:
                 f"(n, m) = {(n, m)}, one row per query"
             )
         got = require_shape(got, (n, m), case, "the weights")
-        if torch.allclose(got.to(expected.dtype), expected, atol=1e-5):
+        if close(got, expected):
             continue
         for bug, message in _POOLING_BUGS.items():
             slip = _pooling_variant(queries, keys, bandwidth, bug)
-            if torch.allclose(got.to(slip.dtype), slip, atol=1e-5, equal_nan=True):
+            if close(got, slip):
                 raise AssertionError(f"on {case}, {message}")
         if not torch.isfinite(got).all():
             raise AssertionError(
@@ -144,7 +144,7 @@ def check_pooling_weights(fn: Callable) -> None:
                 f"underflows to 0 and 0/0 follows; use torch.softmax, which subtracts the "
                 f"largest score first"
             )
-        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the weights are off by up to {worst:.3g} from "
             f"softmax(−(x − x_j)² / (2h²)) over the keys"
@@ -308,7 +308,7 @@ def check_attend_one(fn: Callable) -> None:
                 f"is the weighted sum of the values, of length d_v = {d_v}"
             )
         got = require_shape(got, (d_v,), case, "the output")
-        if torch.allclose(got.to(expected.dtype), expected, rtol=1e-4, atol=1e-5):
+        if close(got, expected):
             continue
         if not torch.isfinite(got).all():
             raise AssertionError(
@@ -317,9 +317,9 @@ def check_attend_one(fn: Callable) -> None:
             )
         for bug, message in _ATTEND_ONE_BUGS.items():
             slip = _attend_one_variant(q, k, v, bug)
-            if torch.allclose(got.to(slip.dtype), slip, rtol=1e-4, atol=1e-5):
+            if close(got, slip):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the output is off by up to {worst:.3g} from "
             f"Σ_j softmax_j(q·k_j / √d_k) v_j"
@@ -409,16 +409,16 @@ def check_additive_scores(fn: Callable) -> None:
                     f"(..., n, m, d_hidden) must be reduced by the dot product with w_v"
                 )
         got = require_shape(got, expected.shape, case, "the scores")
-        if torch.allclose(got.to(expected.dtype), expected, atol=1e-8):
+        if close(got, expected):
             continue
         for bug, message in _ADDITIVE_BUGS.items():
             try:
                 slip = _additive_variant(q, k, W_q, W_k, w_v, bug)
             except RuntimeError:
                 continue  # this slip cannot run on these shapes
-            if slip.shape == got.shape and torch.allclose(got.to(slip.dtype), slip, atol=1e-8):
+            if slip.shape == got.shape and close(got, slip):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the scores are off by up to {worst:.3g} from w_vᵀ tanh(W_q q + W_k k)"
         )
@@ -620,7 +620,7 @@ def check_attention(fn: Callable) -> None:
         require_shape(got, expected.shape, case, "the output")
         if not got.is_floating_point():
             raise AssertionError(f"on {case}, the output has dtype {got.dtype}, not a float")
-        if not torch.allclose(got.to(expected.dtype), expected, rtol=1e-4, atol=1e-5):
+        if not close(got, expected):
             bugs = [
                 (
                     "softmax_dim",
@@ -637,22 +637,18 @@ def check_attention(fn: Callable) -> None:
                     slip, _ = _attention_variant(q, k, v, mask, bug, dim)
                 except RuntimeError:
                     continue  # this slip cannot run on these shapes
-                if slip.shape == got.shape and torch.allclose(
-                    got.to(slip.dtype), slip, rtol=1e-4, atol=1e-5
-                ):
+                if slip.shape == got.shape and close(got, slip):
                     raise AssertionError(f"on {case}, {message}")
             if torch.isnan(got).any():
                 raise AssertionError(f"on {case}, the output contains NaN")
-            worst = (got.to(expected.dtype) - expected).abs().max().item()
+            worst = (got.double() - expected.double()).abs().max().item()
             raise AssertionError(
                 f"on {case}, the output is off by up to {worst:.3g} from "
                 f"softmax(q kᵀ / √d_k) v (Vaswani et al., 2017, equation 1)"
             )
         if isinstance(result, (tuple, list)) and len(result) > 1 and result[1] is not None:
             weights = require_shape(result[1], expected_weights.shape, case, "the weights")
-            if not torch.allclose(
-                weights.to(expected_weights.dtype), expected_weights, rtol=1e-4, atol=1e-6
-            ):
+            if not close(weights, expected_weights):
                 raise AssertionError(
                     f"on {case}, the output is right but the weights are not "
                     f"softmax(q kᵀ / √d_k) with masked keys at 0, shape (..., n, m)"

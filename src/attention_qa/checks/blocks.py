@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import call_learner, close, require_shape
 
 # --- q15: the sinusoidal positional encoding ------------------------------------------------
 
@@ -60,13 +60,12 @@ def check_sinusoidal_encoding(fn: Callable) -> None:
         expected = _sinusoidal_variant(num_positions, d_model)
         got = call_learner(fn, case, num_positions, d_model)
         got = require_shape(got, expected.shape, case, "the encoding")
-        got = got.to(torch.float64)
-        if torch.allclose(got, expected, atol=1e-4):
+        if close(got, expected):
             continue
         for bug, message in _SINUSOIDAL_BUGS.items():
-            if torch.allclose(got, _sinusoidal_variant(num_positions, d_model, bug), atol=1e-4):
+            if close(got, _sinusoidal_variant(num_positions, d_model, bug)):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the encoding is off by up to {worst:.3g} from "
             f"PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(…)"
@@ -108,11 +107,10 @@ def check_embedding(fn: Callable) -> None:
         expected = _embedding_variant(tokens, weight)
         got = call_learner(fn, case, tokens.clone(), weight.clone())
         got = require_shape(got, expected.shape, case, "the embeddings")
-        got = got.to(torch.float64)
-        if torch.allclose(got, expected, atol=1e-8):
+        if close(got, expected):
             continue
         for bug, message in _EMBEDDING_BUGS.items():
-            if torch.allclose(got, _embedding_variant(tokens, weight, bug), atol=1e-8):
+            if close(got, _embedding_variant(tokens, weight, bug)):
                 raise AssertionError(f"on {case}, {message}")
         raise AssertionError(
             f"on {case}, the embeddings are not the rows weight[tokens] times √d_model"
@@ -175,13 +173,12 @@ def check_layer_norm(fn: Callable) -> None:
         expected = torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)
         got = call_learner(fn, case, x.clone(), weight.clone(), bias.clone(), eps)
         got = require_shape(got, expected.shape, case, "the output")
-        got = got.to(torch.float64)
-        if torch.allclose(got, expected, atol=1e-6):
+        if close(got, expected):
             continue
         for bug, message in _LAYER_NORM_BUGS.items():
-            if torch.allclose(got, _layer_norm_variant(x, weight, bias, eps, bug), atol=1e-6):
+            if close(got, _layer_norm_variant(x, weight, bias, eps, bug)):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the output is off by up to {worst:.3g} from "
             f"(x − mean) / √(var + eps) · weight + bias over the last axis"
@@ -230,23 +227,22 @@ def check_feed_forward(fn: Callable) -> None:
         expected = _feed_forward_variant(x, w1, b1, w2, b2)
         got = call_learner(fn, case, x.clone(), w1.clone(), b1.clone(), w2.clone(), b2.clone())
         got = require_shape(got, expected.shape, case, "the output")
-        got = got.to(torch.float64)
-        if torch.allclose(got, expected, atol=1e-8):
+        if close(got, expected):
             continue
         for bug, message in _FEED_FORWARD_BUGS.items():
-            if torch.allclose(got, _feed_forward_variant(x, w1, b1, w2, b2, bug), atol=1e-8):
+            if close(got, _feed_forward_variant(x, w1, b1, w2, b2, bug)):
                 raise AssertionError(f"on {case}, {message}")
         # Mixing positions: a change at one position must not move another position's output.
         moved = x.clone()
         moved[..., 0, :] += 1.0
         again = call_learner(fn, case, moved, w1.clone(), b1.clone(), w2.clone(), b2.clone())
         if isinstance(again, torch.Tensor) and again.shape == got.shape:
-            if not torch.allclose(again[..., 1:, :].to(torch.float64), got[..., 1:, :]):
+            if not close(again[..., 1:, :], got[..., 1:, :]):
                 raise AssertionError(
                     f"on {case}, changing position 0 changed the output at other positions: "
                     f"the FFN must treat every position on its own"
                 )
-        worst = (got - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the output is off by up to {worst:.3g} from max(0, x w1 + b1) w2 + b2"
         )

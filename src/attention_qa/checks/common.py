@@ -31,3 +31,36 @@ def require_shape(result, expected: tuple, case: str, name: str = "result") -> t
             f"on {case}, {name} has shape {tuple(result.shape)} but should be {tuple(expected)}"
         )
     return result
+
+
+# (rtol, atol) at which an answer computed in a dtype counts as right: a few units in the
+# last place of that dtype after a handful of operations, far below any real slip.
+_TOLERANCE = {
+    torch.float64: (1e-7, 1e-9),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (1e-2, 1e-3),
+    torch.bfloat16: (2e-2, 1e-2),
+}
+
+
+def tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    """(rtol, atol) for an answer in ``dtype``; integer answers are held to float32's."""
+    return _TOLERANCE.get(dtype, _TOLERANCE[torch.float32])
+
+
+def close(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether ``got`` equals ``expected`` at the precision of the less precise of the two.
+
+    A learner who computes in float32 or float16 is right when the answer is right to that
+    dtype's precision, whatever CPU rounded it; one who computes float32 cases in float64 is
+    right to float32's. Both sides are compared in float64, atol scaled by the largest
+    |expected| (at least 1). Shapes must match; NaN matches NaN (so a slip that yields NaN
+    can still be recognised).
+    """
+    if got.shape != expected.shape:
+        return False
+    rtol, atol = max(tolerance(got.dtype), tolerance(expected.dtype))
+    scale = max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
+    return torch.allclose(
+        got.double(), expected.double(), rtol=rtol, atol=atol * scale, equal_nan=True
+    )

@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import call_learner, close, require_shape
 
 # --- check_linear_attention, check_online_softmax, check_previous_token_score (q20–q22) -----
 
@@ -72,13 +72,13 @@ def check_linear_attention(fn: Callable) -> None:
         expected = _linear_attention_variant(q, k, v)
         got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
         got = require_shape(got, expected.shape, case, "the output")
-        if torch.allclose(got.to(expected.dtype), expected, atol=1e-8):
+        if close(got, expected):
             continue
         for bug, message in _LINEAR_BUGS.items():
             slip = _linear_attention_variant(q, k, v, bug)
-            if torch.allclose(got.to(slip.dtype), slip, atol=1e-8):
+            if close(got, slip):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the output is off by up to {worst:.3g} from linear attention "
             "with φ = elu + 1"
@@ -169,13 +169,13 @@ def check_online_softmax(fn: Callable) -> None:
                 f"on {case}, the result has inf or NaN: exp overflowed. Subtract the running "
                 "max before exponentiating"
             )
-        if torch.allclose(got.to(expected.dtype), expected, atol=1e-10):
+        if close(got, expected):
             continue
         for bug, message in _ONLINE_BUGS.items():
             slip = _online_softmax_variant(scores, block_size, bug)
-            if torch.allclose(got.to(slip.dtype), slip, atol=1e-10):
+            if close(got, slip):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(f"on {case}, the result is off by up to {worst:.3g} from softmax")
 
 
@@ -223,13 +223,13 @@ def check_previous_token_score(fn: Callable) -> None:
         if isinstance(got, float) and expected.ndim == 0:
             got = torch.tensor(got, dtype=torch.float64)
         got = require_shape(got, expected.shape, case, "the score")
-        if torch.allclose(got.to(expected.dtype), expected, atol=1e-10):
+        if close(got, expected):
             continue
         for bug, message in _PREVIOUS_TOKEN_BUGS.items():
             slip = _previous_token_variant(weights, bug)
-            if torch.allclose(got.to(slip.dtype), slip, atol=1e-10):
+            if close(got, slip):
                 raise AssertionError(f"on {case}, {message}")
-        worst = (got.to(expected.dtype) - expected).abs().max().item()
+        worst = (got.double() - expected.double()).abs().max().item()
         raise AssertionError(
             f"on {case}, the score is off by up to {worst:.3g} from the mean of w[i, i − 1]"
         )

@@ -9,7 +9,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import call_learner, close, require_shape
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
 
@@ -257,21 +257,21 @@ def check_multihead(module_cls: Callable) -> None:
                     f"(B, n, d_model) and apply w_o"
                 )
             require_shape(got, expected.shape, case, "the output")
-            if not torch.allclose(got, expected, rtol=1e-4, atol=1e-5):
+            if not close(got, expected):
                 for bug, message in _MHA_BUGS.items():
                     slip = _mha_variant(layers, query, key, value, mask, h, h_kv, bug)
-                    if torch.allclose(got, slip, rtol=1e-4, atol=1e-5):
+                    if close(got, slip):
                         raise AssertionError(f"on {case}, {message}")
                 if torch.isnan(got).any():
                     raise AssertionError(f"on {case}, the output contains NaN")
-                worst = (got - expected).abs().max().item()
+                worst = (got.double() - expected.double()).abs().max().item()
                 raise AssertionError(
                     f"on {case}, the output is off by up to {worst:.3g} from multi-head "
                     f"attention (Vaswani et al., 2017, section 3.2.2)"
                 )
             if isinstance(result, (tuple, list)) and len(result) > 1:
                 weights = require_shape(result[1], expected_weights.shape, case, "the weights")
-                if not torch.allclose(weights, expected_weights, rtol=1e-4, atol=1e-6):
+                if not close(weights, expected_weights):
                     raise AssertionError(
                         f"on {case}, the output is right but the weights are not "
                         f"softmax(Q Kᵀ / √d_k) per head, shape (B, h, n, m)"
@@ -442,14 +442,14 @@ def check_cross_attention(fn: Callable) -> None:
                     f"row per memory token: {_CROSS_BUGS['q_from_encoder']}"
                 )
             require_shape(got, expected.shape, case, "the output")
-            if not torch.allclose(got, expected, rtol=1e-4, atol=1e-5):
+            if not close(got, expected):
                 for bug, message in _CROSS_BUGS.items():
                     slip, _ = _cross_variant(mha, target, memory, lengths, bug)
-                    if slip.shape == got.shape and torch.allclose(got, slip, rtol=1e-4, atol=1e-5):
+                    if slip.shape == got.shape and close(got, slip):
                         raise AssertionError(f"on {case}, {message}")
                 if torch.isnan(got).any():
                     raise AssertionError(f"on {case}, the output contains NaN")
-                worst = (got - expected).abs().max().item()
+                worst = (got.double() - expected.double()).abs().max().item()
                 raise AssertionError(
                     f"on {case}, the output is off by up to {worst:.3g} from "
                     f"mha(target, memory, memory, source padding mask)"
@@ -466,7 +466,7 @@ def check_cross_attention(fn: Callable) -> None:
                         f"(B, h, n, n): {_CROSS_BUGS['kv_from_decoder']}"
                     )
                 weights = require_shape(weights, expected_weights.shape, case, "the weights")
-                if not torch.allclose(weights, expected_weights, rtol=1e-4, atol=1e-6):
+                if not close(weights, expected_weights):
                     raise AssertionError(
                         f"on {case}, the output is right but the weights are not those of "
                         f"mha(target, memory, memory, mask), shape (B, h, n, m)"

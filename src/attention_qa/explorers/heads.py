@@ -6,43 +6,31 @@ scores (previous-token, self, first-token, content; Clark et al., 2019; Voita et
 are computed over a fixed batch of inputs, so they describe the head, not the one input.
 """
 
-from functools import lru_cache
-
 import torch
 
 from attention_qa.explorer import Control, Explorer, Frame, View
 from attention_qa.heads import (
     CONTENT_THRESHOLD,
+    NUM_PROBE_INPUTS,
     SUM_LENGTH,
-    SUM_VOCAB,
-    attention_maps,
+    SUM_MODELS,
     classify_head,
     pattern_scores,
-    sum_task_batch,
-    train_sum_model,
+    sum_model_maps,
 )
-from attention_qa.models import TinyTransformerLM
 
 HEADS = ((0, 0), (0, 1), (1, 0), (1, 1))
 HEAD_LABELS = tuple(f"layer {layer}, head {head}" for layer, head in HEADS)
 EXAMPLES = (0, 1, 2, 3)
-MODELS = ("trained", "untrained")
-NUM_INPUTS = 64
+MODELS = SUM_MODELS
+NUM_INPUTS = NUM_PROBE_INPUTS
 SCORE_NAMES = ("previous-token", "self", "first-token", "content")
 
 
-@lru_cache(maxsize=None)
 def head_maps(model_name: str) -> torch.Tensor:
-    """Maps (layers, NUM_INPUTS, heads, T, T) of the trained or the untrained model."""
-    if model_name == "trained":
-        model, _ = train_sum_model()
-    elif model_name == "untrained":
-        torch.manual_seed(0)  # the trained model's starting point
-        model = TinyTransformerLM(SUM_VOCAB, 32, 2, 2, SUM_LENGTH).eval()
-    else:
-        raise ValueError(f"model must be one of {MODELS}, got {model_name!r}")
-    tokens, _ = sum_task_batch(NUM_INPUTS, torch.Generator().manual_seed(100))
-    return attention_maps(model, tokens)
+    """Maps (layers, NUM_INPUTS, heads, T, T) of the trained or the untrained model (kept
+    here for older imports; the computation is ``attention_qa.heads.sum_model_maps``)."""
+    return sum_model_maps(model_name)
 
 
 def head_frame(head: tuple, example: int, model: str) -> Frame:

@@ -1,0 +1,120 @@
+"""Every exercise checker that compares numbers accepts a right answer in any float dtype.
+
+A learner may compute in float32 (the PyTorch default), in float64 (as the checkers' cases
+come) or in float16. Each right answer below is independent of the checker's own reference
+(PyTorch's functions where there is one); it is run with every floating input cast to the
+dtype under test, so its result carries that dtype's rounding, which differs from one CPU to
+another. `make nbval` runs this file again under each machine setting it tests.
+"""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attention_qa import checks
+from attention_qa.efficient import linear_attention
+from attention_qa.heads import previous_token_score
+from attention_qa.positional import sinusoidal_encoding
+
+
+def computed_in(fn, dtype):
+    """``fn`` with every floating tensor argument cast to ``dtype`` first."""
+
+    def cast(x):
+        return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+    def learner(*args, **kwargs):
+        return fn(*map(cast, args), **{key: cast(value) for key, value in kwargs.items()})
+
+    return learner
+
+
+def online_softmax_by_blocks(scores, block_size):
+    """A learner's online softmax: running max and rescaled running sum, block by block."""
+    running_max = torch.full(scores.shape[:-1], -math.inf, dtype=scores.dtype)  # (...)
+    running_sum = torch.zeros(scores.shape[:-1], dtype=scores.dtype)  # (...)
+    for start in range(0, scores.shape[-1], block_size):
+        block = scores[..., start : start + block_size]  # (..., b)
+        new_max = torch.maximum(running_max, block.amax(dim=-1))  # (...)
+        running_sum = running_sum * torch.exp(running_max - new_max) + torch.exp(
+            block - new_max.unsqueeze(-1)
+        ).sum(dim=-1)
+        running_max = new_max
+    return torch.exp(scores - running_max.unsqueeze(-1)) / running_sum.unsqueeze(-1)
+
+
+RIGHT_ANSWERS = {
+    "softmax_jacobian": (
+        checks.check_softmax_jacobian,
+        lambda p: torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2),
+    ),
+    "pooling_weights": (
+        checks.check_pooling_weights,
+        lambda queries, keys, h: torch.softmax(
+            -((queries.unsqueeze(1) - keys.unsqueeze(0)) ** 2) / (2 * h**2), dim=-1
+        ),
+    ),
+    "attend_one": (
+        checks.check_attend_one,
+        lambda q, k, v: F.scaled_dot_product_attention(q[None], k, v)[0],
+    ),
+    "additive_scores": (
+        checks.check_additive_scores,
+        lambda q, k, W_q, W_k, w_v: torch.tanh(
+            (q @ W_q.T).unsqueeze(-2) + (k @ W_k.T).unsqueeze(-3)
+        ) @ w_v,
+    ),
+    "attention": (
+        checks.check_attention,
+        lambda q, k, v, mask=None: F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+    ),
+    "sinusoidal_encoding": (
+        checks.check_sinusoidal_encoding,
+        lambda num_positions, d_model: sinusoidal_encoding(num_positions, d_model),
+    ),
+    "embedding": (
+        checks.check_embedding,
+        lambda tokens, weight: F.embedding(tokens, weight) * math.sqrt(weight.shape[-1]),
+    ),
+    "layer_norm": (
+        checks.check_layer_norm,
+        lambda x, weight, bias, eps: F.layer_norm(x, x.shape[-1:], weight, bias, eps),
+    ),
+    "feed_forward": (
+        checks.check_feed_forward,
+        lambda x, w1, b1, w2, b2: F.relu(x @ w1 + b1) @ w2 + b2,
+    ),
+    "linear_attention": (checks.check_linear_attention, linear_attention),
+    "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),
+    "previous_token_score": (checks.check_previous_token_score, previous_token_score),
+}
+
+# The sinusoidal encoding is built from integers; its dtype is the learner's choice of the
+# result's, so the result is cast instead of the inputs.
+RESULT_CAST = {"sinusoidal_encoding"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
+@pytest.mark.parametrize("name", sorted(RIGHT_ANSWERS))
+def test_a_right_answer_passes_in_any_float_dtype(name, dtype):
+    checker, right = RIGHT_ANSWERS[name]
+    if name in RESULT_CAST:
+        learner = lambda *args: right(*args).to(dtype)  # noqa: E731
+    else:
+        learner = computed_in(right, dtype)
+    assert checker(learner) is None
+
+
+@pytest.mark.parametrize("name", sorted(RIGHT_ANSWERS))
+def test_a_wrong_answer_still_fails_in_float32(name):
+    """The float32 tolerance is loose enough for rounding, not for a slip of 1 %."""
+    checker, right = RIGHT_ANSWERS[name]
+
+    def slightly_off(*args, **kwargs):
+        result = right(*args, **kwargs)
+        return result.float() * 1.01 + 0.01
+
+    with pytest.raises(AssertionError):
+        checker(slightly_off)
