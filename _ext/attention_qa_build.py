@@ -2,7 +2,7 @@
 
 * Tells the notebooks that they are being built into the site: kernels started to execute
   them inherit this process's environment, so setting ``ATTENTION_QA_BUILD`` makes every
-  explorer put all of its frames into the page (see ``attention_qa.explorer``).
+  explorer put all of its frames into the page (see ``attention_qa.panel``).
 * Launch buttons only with a repository: ``launch_buttons`` in ``_config.yml`` names Binder
   and Colab, but without ``repository.url`` they could lead nowhere, so they are dropped.
 * Keeps the pages offline: the book runs no code in the browser through thebe, so its
@@ -11,7 +11,7 @@
 
 import os
 
-from attention_qa.explorer import BUILD_ENV
+from attention_qa.panel import BUILD_ENV
 
 
 def _is_thebe(script) -> bool:

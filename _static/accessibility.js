@@ -22,13 +22,3 @@ function aqaFixHeaderButtons() {
 }
 document.addEventListener("DOMContentLoaded", aqaFixHeaderButtons);
 window.addEventListener("load", aqaFixHeaderButtons);
-
-// A code block that scrolls sideways must be reachable by keyboard. Whether it scrolls
-// depends on the fonts a machine has, so every code block is made focusable, whatever its
-// width here: the page then passes the same accessibility checks on every machine.
-function aqaFocusableCodeBlocks() {
-  document.querySelectorAll("pre").forEach(function (pre) {
-    if (!pre.hasAttribute("tabindex")) pre.setAttribute("tabindex", "0");
-  });
-}
-document.addEventListener("DOMContentLoaded", aqaFocusableCodeBlocks);

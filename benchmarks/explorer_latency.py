@@ -22,7 +22,7 @@ KERNEL_CODE = r"""
 import itertools, json, statistics, time
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from attention_qa.explorer import Frame
+from attention_qa.panel import Frame
 from attention_qa.explorers import BY_CHAPTER
 
 CHANGES = {changes}

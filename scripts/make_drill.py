@@ -19,9 +19,10 @@ DRILL = ROOT / "book" / "drill.md"
 HEADER = """\
 # Interview drill
 
-Every question of the book with its short answer, English and Chinese. Say your answer out
-loud first, then open the fold and compare; the chapter link has the reasoning, the
-explorer and the checks. This page is generated from the chapters (`make drill`).
+Every question of the book, in English with the Chinese question beside it, and its short
+answer in English. Say your answer out loud first, then open the fold and compare; the
+chapter link has the reasoning, the explorer and the checks. This page is generated from
+the chapters (`make drill`).
 """
 
 

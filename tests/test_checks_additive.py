@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attention_qa.attention import AdditiveAttention
-from attention_qa.checks.attention import _ADDITIVE_BUGS, _additive_variant, check_additive_scores
+from attention_qa.checks.attention import ADDITIVE_SLIPS, additive_variant, check_additive_scores
 
 
 def right(q, k, W_q, W_k, w_v):
@@ -35,19 +35,19 @@ def test_reference_agrees_with_the_module_weights():
     module = AdditiveAttention(5, 7, 6)
     w_q, w_k, w_v = module.W_q.weight, module.W_k.weight, module.w_v.weight[0]
     with torch.no_grad():
-        scores = _additive_variant(q, k, w_q, w_k, w_v)  # (2, 3, 4)
+        scores = additive_variant(q, k, w_q, w_k, w_v)  # (2, 3, 4)
         _, weights = module(q, k, torch.zeros(2, 4, 1))
     assert torch.allclose(torch.softmax(scores, dim=-1), weights, atol=1e-6)
 
 
-@pytest.mark.parametrize("bug", list(_ADDITIVE_BUGS))
+@pytest.mark.parametrize("bug", list(ADDITIVE_SLIPS))
 def test_each_slip_is_named(bug):
     def slip(q, k, W_q, W_k, w_v):
-        return _additive_variant(q, k, W_q, W_k, w_v, bug)
+        return additive_variant(q, k, W_q, W_k, w_v, bug)
 
     with pytest.raises(AssertionError) as err:
         check_additive_scores(slip)
-    assert _ADDITIVE_BUGS[bug] in str(err.value)
+    assert ADDITIVE_SLIPS[bug] in str(err.value)
 
 
 def test_a_learner_written_slip_is_named():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from attention_qa.checks.multihead import _CROSS_BUGS, _cross_variant, check_cross_attention
+from attention_qa.checks.multihead import CROSS_SLIPS, check_cross_attention, cross_variant
 from attention_qa.masks import padding_mask
 
 
@@ -16,14 +16,14 @@ def test_passes_a_right_answer():
     check_cross_attention(lambda *args: right(*args)[0])  # output only
 
 
-@pytest.mark.parametrize("bug", sorted(_CROSS_BUGS))
+@pytest.mark.parametrize("bug", sorted(CROSS_SLIPS))
 def test_names_each_classic_bug(bug):
     def slip(mha, target, memory, src_lengths):
-        return _cross_variant(mha, target, memory, src_lengths, bug)[0]
+        return cross_variant(mha, target, memory, src_lengths, bug)[0]
 
     with pytest.raises(AssertionError) as err:
         check_cross_attention(slip)
-    assert _CROSS_BUGS[bug] in str(err.value)
+    assert CROSS_SLIPS[bug] in str(err.value)
 
 
 def test_kv_from_decoder_weights_are_named_by_their_shape():

@@ -7,15 +7,15 @@ import torch
 import torch.nn.functional as F
 
 from attention_qa.checks.efficient import (
-    _LINEAR_BUGS,
-    _ONLINE_BUGS,
-    _PREVIOUS_TOKEN_BUGS,
-    _linear_attention_variant,
-    _online_softmax_variant,
-    _previous_token_variant,
+    LINEAR_SLIPS,
+    ONLINE_SLIPS,
+    PREVIOUS_TOKEN_SLIPS,
     check_linear_attention,
     check_online_softmax,
     check_previous_token_score,
+    linear_attention_variant,
+    online_softmax_variant,
+    previous_token_variant,
 )
 from attention_qa.efficient import linear_attention, online_softmax
 from attention_qa.heads import previous_token_score
@@ -32,10 +32,10 @@ def test_linear_attention_checker_passes_the_package_and_a_learner():
     check_linear_attention(learner)
 
 
-@pytest.mark.parametrize("bug", list(_LINEAR_BUGS))
+@pytest.mark.parametrize("bug", list(LINEAR_SLIPS))
 def test_linear_attention_checker_names_each_bug(bug):
-    with pytest.raises(AssertionError, match=re.escape(_LINEAR_BUGS[bug][:30])):
-        check_linear_attention(lambda q, k, v: _linear_attention_variant(q, k, v, bug))
+    with pytest.raises(AssertionError, match=re.escape(LINEAR_SLIPS[bug][:30])):
+        check_linear_attention(lambda q, k, v: linear_attention_variant(q, k, v, bug))
 
 
 def test_linear_attention_checker_reports_a_wrong_shape_and_a_crash():
@@ -49,10 +49,10 @@ def test_online_softmax_checker_passes_the_package():
     check_online_softmax(online_softmax)
 
 
-@pytest.mark.parametrize("bug", list(_ONLINE_BUGS))
+@pytest.mark.parametrize("bug", list(ONLINE_SLIPS))
 def test_online_softmax_checker_names_each_bug(bug):
-    with pytest.raises(AssertionError, match=re.escape(_ONLINE_BUGS[bug][:30])):
-        check_online_softmax(lambda s, b: _online_softmax_variant(s, b, bug))
+    with pytest.raises(AssertionError, match=re.escape(ONLINE_SLIPS[bug][:30])):
+        check_online_softmax(lambda s, b: online_softmax_variant(s, b, bug))
 
 
 def test_online_softmax_checker_catches_overflow_and_a_call_to_softmax():
@@ -70,7 +70,7 @@ def test_previous_token_checker_passes_the_package():
     check_previous_token_score(previous_token_score)
 
 
-@pytest.mark.parametrize("bug", list(_PREVIOUS_TOKEN_BUGS))
+@pytest.mark.parametrize("bug", list(PREVIOUS_TOKEN_SLIPS))
 def test_previous_token_checker_names_each_bug(bug):
-    with pytest.raises(AssertionError, match=re.escape(_PREVIOUS_TOKEN_BUGS[bug][:25])):
-        check_previous_token_score(lambda w: _previous_token_variant(w, bug))
+    with pytest.raises(AssertionError, match=re.escape(PREVIOUS_TOKEN_SLIPS[bug][:25])):
+        check_previous_token_score(lambda w: previous_token_variant(w, bug))

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attention_qa.blocks import FeedForward
-from attention_qa.checks.blocks import _FEED_FORWARD_BUGS, _feed_forward_variant, check_feed_forward
+from attention_qa.checks.blocks import FEED_FORWARD_SLIPS, check_feed_forward, feed_forward_variant
 
 
 def test_right_answers_pass():
@@ -19,16 +19,16 @@ def test_right_answers_pass():
     check_feed_forward(lambda x, w1, b1, w2, b2: torch.clamp(x @ w1 + b1, min=0) @ w2 + b2)
 
 
-@pytest.mark.parametrize("bug", list(_FEED_FORWARD_BUGS))
+@pytest.mark.parametrize("bug", list(FEED_FORWARD_SLIPS))
 def test_each_classic_bug_is_named(bug):
     with pytest.raises(AssertionError) as info:
-        check_feed_forward(lambda *args: _feed_forward_variant(*args, bug=bug))
-    assert _FEED_FORWARD_BUGS[bug] in str(info.value)
+        check_feed_forward(lambda *args: feed_forward_variant(*args, bug=bug))
+    assert FEED_FORWARD_SLIPS[bug] in str(info.value)
 
 
 def test_mixing_positions_is_named():
     def mixes(x, w1, b1, w2, b2):
-        out = _feed_forward_variant(x, w1, b1, w2, b2)
+        out = feed_forward_variant(x, w1, b1, w2, b2)
         return out + x.mean(dim=-2, keepdim=True)
 
     with pytest.raises(AssertionError, match="changed the output at other positions"):

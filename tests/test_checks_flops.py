@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from attention_qa.checks.multihead import _flops_variant, check_attention_flops
+from attention_qa.checks.multihead import check_attention_flops, flops_variant
 from attention_qa.multihead import MultiHeadAttention
 
 
@@ -22,7 +22,7 @@ def test_reference_matches_pytorchs_flop_counter():
         q, kv = torch.randn(batch, n, d), torch.randn(batch, m, d)
         with FlopCounterMode(display=False) as counter:
             mha(q, kv, kv)
-        assert counter.get_total_flops() == _flops_variant(batch, n, m, d, h)
+        assert counter.get_total_flops() == flops_variant(batch, n, m, d, h)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attention_qa.checks.multihead import _REPEAT_KV_BUGS, check_repeat_kv
+from attention_qa.checks.multihead import REPEAT_KV_SLIPS, check_repeat_kv
 
 
 def right(kv, num_heads):
@@ -36,7 +36,7 @@ def test_passes_pytorchs_enable_gqa_grouping():
 def test_names_tiling():
     with pytest.raises(AssertionError) as err:
         check_repeat_kv(lambda kv, h: kv.repeat(1, h // kv.shape[1], 1, 1))
-    assert _REPEAT_KV_BUGS["tiled"] in str(err.value)
+    assert REPEAT_KV_SLIPS["tiled"] in str(err.value)
 
 
 def test_names_the_wrong_axis_and_no_repeat():

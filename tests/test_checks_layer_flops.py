@@ -1,7 +1,7 @@
 import pytest
 
-from attention_qa.checks.blocks import _LAYER_FLOPS_BUGS, _layer_flops_variant, check_layer_flops
-from attention_qa.explorers.layer_costs import layer_flops
+from attention_qa.checks.blocks import LAYER_FLOPS_SLIPS, check_layer_flops, layer_flops_variant
+from attention_qa.costs import layer_flops
 
 
 def test_right_answers_pass():
@@ -13,11 +13,11 @@ def test_right_answers_pass():
     check_layer_flops(lambda n, d: (2 * (2 * n * n * d), 2 * n * (d * d + d * d)))
 
 
-@pytest.mark.parametrize("bug", list(_LAYER_FLOPS_BUGS))
+@pytest.mark.parametrize("bug", list(LAYER_FLOPS_SLIPS))
 def test_each_classic_bug_is_named(bug):
     with pytest.raises(AssertionError) as info:
-        check_layer_flops(lambda n, d: _layer_flops_variant(n, d, bug))
-    assert _LAYER_FLOPS_BUGS[bug] in str(info.value)
+        check_layer_flops(lambda n, d: layer_flops_variant(n, d, bug))
+    assert LAYER_FLOPS_SLIPS[bug] in str(info.value)
 
 
 def test_other_errors_are_reported():

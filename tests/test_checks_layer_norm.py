@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attention_qa.blocks import LayerNorm
-from attention_qa.checks.blocks import _LAYER_NORM_BUGS, _layer_norm_variant, check_layer_norm
+from attention_qa.checks.blocks import LAYER_NORM_SLIPS, check_layer_norm, layer_norm_variant
 
 
 def test_right_answers_pass():
@@ -22,14 +22,14 @@ def test_right_answers_pass():
     check_layer_norm(with_module)
 
 
-@pytest.mark.parametrize("bug", list(_LAYER_NORM_BUGS))
+@pytest.mark.parametrize("bug", list(LAYER_NORM_SLIPS))
 def test_each_classic_bug_is_named(bug):
     def buggy(x, weight, bias, eps):
-        return _layer_norm_variant(x, weight, bias, eps, bug)
+        return layer_norm_variant(x, weight, bias, eps, bug)
 
     with pytest.raises(AssertionError) as info:
         check_layer_norm(buggy)
-    assert _LAYER_NORM_BUGS[bug] in str(info.value)
+    assert LAYER_NORM_SLIPS[bug] in str(info.value)
 
 
 def test_other_errors_are_reported():

@@ -7,14 +7,7 @@ from torch import nn
 from attention_qa.checks import check_multihead
 from attention_qa.multihead import MultiHeadAttention
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # The tensors here are tiny: extra threads only contend for the shared CPU cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 class LearnerMHA(nn.Module):

@@ -2,9 +2,9 @@ import pytest
 import torch
 
 from attention_qa.checks.blocks import (
-    _SINUSOIDAL_BUGS,
-    _sinusoidal_variant,
+    SINUSOIDAL_SLIPS,
     check_sinusoidal_encoding,
+    sinusoidal_variant,
 )
 from attention_qa.positional import sinusoidal_encoding
 
@@ -25,12 +25,12 @@ def test_a_float32_loop_passes():
     check_sinusoidal_encoding(loop)
 
 
-@pytest.mark.parametrize("bug", list(_SINUSOIDAL_BUGS))
+@pytest.mark.parametrize("bug", list(SINUSOIDAL_SLIPS))
 def test_each_classic_bug_is_named(bug):
     def buggy(num_positions, d_model):
-        return _sinusoidal_variant(num_positions, d_model, bug).float()
+        return sinusoidal_variant(num_positions, d_model, bug).float()
 
-    with pytest.raises(AssertionError, match=_SINUSOIDAL_BUGS[bug][:30].replace("(", r"\(")):
+    with pytest.raises(AssertionError, match=SINUSOIDAL_SLIPS[bug][:30].replace("(", r"\(")):
         check_sinusoidal_encoding(buggy)
 
 
@@ -44,4 +44,4 @@ def test_wrong_shape_and_unknown_error_are_reported():
 
 
 def test_the_reference_matches_the_package():
-    assert torch.allclose(_sinusoidal_variant(30, 8).float(), sinusoidal_encoding(30, 8), atol=1e-6)
+    assert torch.allclose(sinusoidal_variant(30, 8).float(), sinusoidal_encoding(30, 8), atol=1e-6)

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attention_qa.explorer import DEFAULT_FRAME_BUDGET, Frame, InvalidSetting
-from attention_qa.explorer_html import frames_payload
 from attention_qa.explorers import BY_CHAPTER
+from attention_qa.panel import DEFAULT_FRAME_BUDGET, Frame, InvalidSetting, frames_payload
 
 BUILDERS = [
     pytest.param(builder, id=f"{chapter}-{builder.__name__}")

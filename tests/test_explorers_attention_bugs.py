@@ -3,7 +3,6 @@
 import torch
 import torch.nn.functional as F
 
-from attention_qa.explorer import Frame, InvalidSetting
 from attention_qa.explorers.attention_bugs import (
     BUGS,
     NUM_PADDING,
@@ -11,6 +10,7 @@ from attention_qa.explorers.attention_bugs import (
     bug_frame,
     bug_inputs,
 )
+from attention_qa.panel import Frame, InvalidSetting
 
 
 def test_every_setting_computes():

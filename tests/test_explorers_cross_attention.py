@@ -1,7 +1,7 @@
 """q13's explorer: every setting computes, figures move."""
 
-from attention_qa.explorer import Frame, InvalidSetting
 from attention_qa.explorers.cross_attention import KINDS, cross_attention_explorer
+from attention_qa.panel import Frame, InvalidSetting
 
 
 def test_every_setting_computes():

@@ -2,30 +2,8 @@
 
 import numpy as np
 
-from attention_qa.explorer import Frame
-from attention_qa.explorers.decode_steps import (
-    MAX_STEPS,
-    cumulative_scores,
-    decode_step_explorer,
-    scores_per_step,
-    step_grid,
-)
-
-
-def test_every_setting_computes():
-    explorer = decode_step_explorer()
-    for settings in explorer.settings():
-        assert isinstance(explorer.frame(**settings), Frame), settings
-    assert explorer.num_frames == 2 * MAX_STEPS
-
-
-def test_counts_match_closed_forms():
-    for n in range(1, MAX_STEPS + 1):
-        assert cumulative_scores(n, True) == n * (n + 1) // 2
-        assert cumulative_scores(n, False) == n * (n + 1) * (2 * n + 1) // 6
-        grid_on, grid_off = step_grid(n, True), step_grid(n, False)
-        assert (grid_on == 1).sum() == scores_per_step(n, True) == n
-        assert np.isin(grid_off, (1, 2)).sum() == scores_per_step(n, False) == n * n
+from attention_qa.costs import scores_per_step
+from attention_qa.explorers.decode_steps import MAX_STEPS, decode_step_explorer, step_grid
 
 
 def test_figures_grow_with_the_step():
@@ -36,3 +14,10 @@ def test_figures_grow_with_the_step():
 
     assert count(4, "on") < count(8, "on") < count(8, "off")
     assert count(16, "off") / count(8, "off") == 4 and count(16, "on") / count(8, "on") == 2
+
+
+def test_the_grid_colours_as_many_cells_as_scores_computed():
+    for n in range(1, MAX_STEPS + 1):
+        grid_on, grid_off = step_grid(n, True), step_grid(n, False)
+        assert (grid_on == 1).sum() == scores_per_step(n, True) == n
+        assert np.isin(grid_off, (1, 2)).sum() == scores_per_step(n, False) == n * n

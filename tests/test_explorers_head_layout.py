@@ -1,13 +1,13 @@
 import pytest
 import torch
 
-from attention_qa.explorer import Frame
 from attention_qa.explorers.head_layout import (
     LAYOUTS,
     head_layout,
     head_layout_explorer,
     head_layout_frame,
 )
+from attention_qa.panel import Frame
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 import pytest
 import torch
 
-from attention_qa.explorer import Frame
 from attention_qa.explorers.head_maps import (
     HEAD_COUNTS,
     INPUTS,
@@ -9,6 +8,7 @@ from attention_qa.explorers.head_maps import (
     head_maps_explorer,
     head_weights,
 )
+from attention_qa.panel import Frame
 from attention_qa.positional import sinusoidal_encoding
 
 

@@ -2,7 +2,6 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from attention_qa.explorer import Frame
 from attention_qa.explorers.head_split import (
     HEAD_COUNTS,
     head_scores,
@@ -10,6 +9,7 @@ from attention_qa.explorers.head_split import (
     head_split_frame,
 )
 from attention_qa.multihead import MultiHeadAttention
+from attention_qa.panel import Frame
 
 
 @pytest.fixture(scope="module")

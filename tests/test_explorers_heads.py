@@ -1,5 +1,5 @@
-from attention_qa.explorer import Frame
 from attention_qa.explorers.heads import head_explorer, head_maps
+from attention_qa.panel import Frame
 
 
 def test_every_setting_computes():

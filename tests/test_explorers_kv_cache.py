@@ -1,8 +1,8 @@
 """q14's explorer: every setting computes, figures move."""
 
-from attention_qa.explorer import Frame, InvalidSetting
 from attention_qa.explorers.kv_cache import PRESETS, kv_cache_explorer
 from attention_qa.multihead import kv_cache_bytes
+from attention_qa.panel import Frame, InvalidSetting
 
 
 def test_every_setting_computes():

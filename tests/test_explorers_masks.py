@@ -2,9 +2,9 @@
 
 import torch
 
-from attention_qa.explorer import Frame, InvalidSetting
 from attention_qa.explorers.masks import build_mask, mask_explorer
 from attention_qa.masks import causal_mask
+from attention_qa.panel import Frame, InvalidSetting
 
 
 def test_every_setting_computes():

@@ -1,17 +1,9 @@
 import math
 
-from attention_qa.explorer import Frame
 from attention_qa.explorers.norm_concentration import (
     norm_concentration_explorer,
     norm_ratios,
 )
-
-
-def test_every_combination_computes():
-    explorer = norm_concentration_explorer()
-    for settings in explorer.settings():
-        assert isinstance(explorer.frame(**settings), Frame), settings
-    assert explorer.num_frames == 13
 
 
 def test_the_spread_shrinks_like_one_over_root_2d():

@@ -2,12 +2,12 @@ import torch
 
 from attention_qa.attention import scaled_dot_product_attention
 from attention_qa.efficient import online_softmax
-from attention_qa.explorer import Frame, InvalidSetting
 from attention_qa.explorers.online_softmax import (
     online_softmax_explorer,
     online_trace,
     query_scores_and_values,
 )
+from attention_qa.panel import Frame, InvalidSetting
 
 
 def test_every_setting_is_a_frame_or_a_clear_refusal():

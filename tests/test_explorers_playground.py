@@ -5,12 +5,12 @@ import re
 
 import torch
 
-from attention_qa.explorer import Frame
 from attention_qa.explorers.playground import (
     playground_explorer,
     playground_weights,
     valid_length,
 )
+from attention_qa.panel import Frame
 from attention_qa.saturation import saturation_stats
 
 

@@ -1,14 +1,7 @@
 import torch
 
-from attention_qa.explorer import Frame
 from attention_qa.explorers.positional import positional_explorer, similarity_to
 from attention_qa.positional import sinusoidal_encoding
-
-
-def test_every_combination_computes():
-    explorer = positional_explorer()
-    for settings in explorer.settings():
-        assert isinstance(explorer.frame(**settings), Frame), settings
 
 
 def test_similarity_depends_only_on_distance_and_peaks_at_the_position():

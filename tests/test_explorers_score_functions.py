@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from attention_qa.attention import AdditiveAttention
-from attention_qa.explorer import Frame
 from attention_qa.explorers.score_functions import (
     METHODS,
     score_function_explorer,
     score_function_frame,
     score_function_weights,
 )
+from attention_qa.panel import Frame
 
 
 def _max_weights(frame):

@@ -2,12 +2,12 @@ import pytest
 import torch
 
 from attention_qa.attention import scaled_dot_product_attention
-from attention_qa.explorer import Frame
 from attention_qa.explorers.sparse_patterns import (
     make_qkv,
     pattern_mask,
     sparse_pattern_explorer,
 )
+from attention_qa.panel import Frame
 
 
 def test_every_setting_computes():

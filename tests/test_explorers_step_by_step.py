@@ -5,8 +5,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from attention_qa.explorer import Frame
 from attention_qa.explorers.step_by_step import TOKENS, step_explorer, steps, worked_example
+from attention_qa.panel import Frame
 
 
 def test_every_setting_computes():

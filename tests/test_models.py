@@ -11,13 +11,7 @@ from attention_qa.multihead import MultiHeadAttention, kv_cache_bytes
 VOCAB, D_MODEL, HEADS, LAYERS, MAX_LEN = 31, 16, 4, 2, 24
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # The tensors here are tiny: extra threads only contend for the shared CPU cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def tiny_lm(seed=0):
@@ -83,8 +77,8 @@ def test_cache_filled_in_chunks_matches_forward():
     tokens = torch.randint(0, VOCAB, (2, 9))
     caches = [{} for _ in lm.blocks]
     with torch.no_grad():
-        first = lm._logits(tokens[:, :5], caches)
-        second = lm._logits(tokens[:, 5:], caches, start=5)
+        first = lm(tokens[:, :5], caches)
+        second = lm(tokens[:, 5:], caches, start=5)
         full = lm(tokens)
     torch.testing.assert_close(torch.cat([first, second], dim=1), full, atol=1e-5, rtol=1e-4)
     d_k = D_MODEL // HEADS

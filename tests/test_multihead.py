@@ -9,14 +9,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from attention_qa.masks import causal_mask, combine_masks, padding_mask
 from attention_qa.multihead import MultiHeadAttention, attention_flops, kv_cache_bytes
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # The tensors here are tiny: extra threads only contend for the shared CPU cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def torch_twin(mha: MultiHeadAttention) -> nn.MultiheadAttention:
@@ -343,3 +336,22 @@ def test_kv_cache_errors(kwargs, message):
     args = {"num_layers": 2, "num_kv_heads": 2, "d_head": 8, "seq_len": 4} | kwargs
     with pytest.raises(ValueError, match=message):
         kv_cache_bytes(**args)
+
+
+def test_a_cache_filled_step_by_step_gives_the_full_causal_attention():
+    """Feeding tokens in chunks through one cache equals one causal pass over them all."""
+    from attention_qa.masks import causal_mask
+
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4, num_kv_heads=2).double()
+    x = torch.randn(2, 7, 16, dtype=torch.float64)  # (B, n, d_model)
+    full, _ = mha(x, x, x, causal_mask(7))  # (B, n, d_model)
+    cache, outs, past = {}, [], 0
+    for chunk in (x[:, :3], x[:, 3:4], x[:, 4:]):
+        t = chunk.shape[1]
+        out, weights = mha(chunk, chunk, chunk, causal_mask(t, past + t), cache=cache)
+        assert weights.shape == (2, 4, t, past + t)
+        past += t
+        outs.append(out)
+    assert cache["k"].shape == (2, 2, 7, 4) and cache["v"].shape == (2, 2, 7, 4)
+    torch.testing.assert_close(torch.cat(outs, dim=1), full)

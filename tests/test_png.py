@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attention_qa.png import encode_rgb
+from attention_qa.panel.png import encode_rgb
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 3), (7, 13, 3), (240, 760, 3)])

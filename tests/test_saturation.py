@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_qa.saturation import saturation_stats, softmax_jacobian_norm
+from attention_qa.saturation import saturation_stats, scaled_scores, softmax_jacobian_norm
 
 
 def _autograd_jacobian_norm(scores_row: torch.Tensor) -> torch.Tensor:
@@ -58,3 +58,12 @@ def test_bad_input():
         saturation_stats(torch.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="scores has shape"):
         saturation_stats(torch.tensor(1.0))
+
+
+def test_q04_scores_have_the_variance_the_chapter_claims():
+    raw = scaled_scores(256, "none", m=128)
+    assert abs(raw.var().item() / 256 - 1) < 0.1
+    assert abs(scaled_scores(256, "1/√d_k", m=128).var().item() - 1) < 0.1
+    assert torch.isclose(
+        scaled_scores(256, "1/d_k", m=8) * 256, scaled_scores(256, "none", m=8)
+    ).all()

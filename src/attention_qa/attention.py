@@ -17,49 +17,7 @@ import numbers
 import torch
 from torch import nn
 
-from attention_qa.validation import (
-    broadcast_or_raise,
-    require_positive_int,
-    require_tensor,
-    shape_str,
-)
-
-
-def _check_qkv(q, k, v, mask, same_d_k: bool = True) -> None:
-    """Validate q, k, v and mask for attention over (..., n, m) scores.
-
-    same_d_k=False drops the check that q and k share their last dim: additive
-    attention projects each into its own hidden space, so d_query and d_key may differ.
-    """
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        require_tensor(name, x, min_ndim=2, floating=True)
-    if not q.dtype == k.dtype == v.dtype:
-        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
-    d_k = q.shape[-1]
-    if same_d_k and k.shape[-1] != d_k:
-        raise ValueError(
-            f"k has shape {shape_str(k.shape)} but q has d_k={d_k}; "
-            f"k must be (..., m, {d_k})"
-        )
-    m = k.shape[-2]
-    if v.shape[-2] != m:
-        raise ValueError(
-            f"v has shape {shape_str(v.shape)} but k has m={m} keys; v must be (..., {m}, d_v)"
-        )
-    batch = broadcast_or_raise("k", k.shape[:-2], q.shape[:-2], "the leading dims of q")
-    batch = broadcast_or_raise("v", v.shape[:-2], batch, "the leading dims of q and k")
-    if mask is not None:
-        require_tensor("mask", mask)
-        if mask.dtype != torch.bool:
-            raise TypeError(
-                f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}"
-            )
-        scores_shape = (*batch, q.shape[-2], m)
-        if broadcast_or_raise("mask", mask.shape, scores_shape, "the scores") != scores_shape:
-            raise ValueError(
-                f"mask has shape {shape_str(mask.shape)} which does not broadcast to the "
-                f"scores (..., n, m) = {shape_str(scores_shape)}"
-            )
+from attention_qa.validation import check_qkv, require_positive_int, require_tensor, shape_str
 
 
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
@@ -71,27 +29,30 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
 
     A query whose keys are all masked gets zero weights and a zero output.
     """
-    _check_qkv(q, k, v, mask)
+    check_qkv(q, k, v, mask)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., n, m)
-    if mask is not None:
-        # The most negative finite value of the dtype: -1e9 would overflow float16.
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    weights = torch.softmax(scores, dim=-1)  # (..., n, m)
-    if mask is not None:
-        # A fully masked row would otherwise be uniform over forbidden keys.
-        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)
+    weights = masked_softmax(scores, mask, inplace=True)  # (..., n, m); scores is ours
     output = weights @ v  # (..., n, d_v)
     return output, weights
 
 
-def _masked_softmax(scores, mask):
-    """Softmax over the keys (last axis) that leaves zero weights on fully masked rows."""
+def masked_softmax(scores, mask=None, *, inplace: bool = False):
+    """Softmax over the keys (last axis) that leaves zero weights on fully masked rows.
+
+    scores: (..., n, m); mask: boolean, broadcastable to it, True = may attend.
+    ``inplace=True`` writes the mask into ``scores`` instead of a copy, so that only one
+    (..., n, m) score tensor is alive at a time (for a caller that owns ``scores``).
+    """
     if mask is not None:
         # The most negative finite value of the dtype: -inf would turn a fully masked
         # row into NaN, and -1e9 would overflow float16.
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+        fill = torch.finfo(scores.dtype).min
+        if inplace and torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape:
+            scores = scores.masked_fill_(~mask, fill)
+        else:
+            scores = scores.masked_fill(~mask, fill)
     weights = torch.softmax(scores, dim=-1)  # (..., n, m)
     if mask is not None:
         # A fully masked row would otherwise be uniform over forbidden keys.
@@ -125,7 +86,7 @@ class AdditiveAttention(nn.Module):
         self.w_v = nn.Linear(d_hidden, 1, bias=False)
 
     def forward(self, q, k, v, mask=None):
-        _check_qkv(q, k, v, mask, same_d_k=False)
+        check_qkv(q, k, v, mask, same_d_k=False)
         if q.shape[-1] != self.d_query:
             raise ValueError(
                 f"q has shape {shape_str(q.shape)} but this module has d_query={self.d_query}; "
@@ -146,7 +107,7 @@ class AdditiveAttention(nn.Module):
         # Every query meets every key: broadcast to one hidden vector per (query, key) pair.
         features = torch.tanh(q_h.unsqueeze(-2) + k_h.unsqueeze(-3))  # (..., n, m, d_hidden)
         scores = self.w_v(features).squeeze(-1)  # (..., n, m)
-        weights = _masked_softmax(scores, mask)  # (..., n, m)
+        weights = masked_softmax(scores, mask)  # (..., n, m)
         output = weights @ v  # (..., n, d_v)
         return output, weights
 
@@ -197,3 +158,52 @@ def attention_pooling(queries, keys, values, bandwidth):
     weights = torch.softmax(scores, dim=-1)  # (n, m)
     output = weights @ values  # (n,)
     return output, weights
+
+
+# --- the book's small examples (q01, q03) --------------------------------------------------------
+
+def pooling_true_function(x: torch.Tensor) -> torch.Tensor:
+    """The curve the toy data are drawn around."""
+    return 2 * torch.sin(x) + 0.5 * x
+
+
+def pooling_toy_data(num_keys: int = 40, seed: int = 0):
+    """Keys x_j sorted in [0, 5] and values y_j = f(x_j) + noise, both (m,)."""
+    g = torch.Generator().manual_seed(seed)
+    keys = torch.rand(num_keys, generator=g).mul(5.0).sort().values  # (m,)
+    values = pooling_true_function(keys) + 0.3 * torch.randn(num_keys, generator=g)  # (m,)
+    return keys, values
+
+
+WORKED_TOKENS = ("the", "cat", "sat")
+WORKED_SCALINGS = ("÷√d_k", "none")
+
+
+def worked_example():
+    """The token vectors X (3, 4) and projections W_Q, W_K, W_V (4, 4), one decimal each."""
+    X = torch.tensor(
+        [
+            [1.0, 0.0, 1.0, 0.0],  # the
+            [0.0, 2.0, 0.0, 1.0],  # cat
+            [1.0, 1.0, 0.0, 1.0],  # sat
+        ]
+    )  # (n, d_model)
+    g = torch.Generator().manual_seed(17)
+    W_Q, W_K, W_V = (
+        torch.randn(4, 4, generator=g).round(decimals=1) + 0.0 for _ in range(3)
+    )  # (d_model, d_k) each; d_v = d_k = 4 here; + 0.0 turns −0.0 into 0.0
+    return X, W_Q, W_K, W_V
+
+
+def worked_steps(token: int, scaling: str = "÷√d_k") -> dict[str, torch.Tensor]:
+    """Every intermediate of one query: scores (m,), scaled (m,), weights (m,), parts (m, d_v)."""
+    if scaling not in WORKED_SCALINGS:
+        raise ValueError(f"scaling must be one of {WORKED_SCALINGS}, got {scaling!r}")
+    X, W_Q, W_K, W_V = worked_example()
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (n, d_k), (m, d_k), (m, d_v)
+    scores = K @ Q[token]  # (m,)
+    scaled = scores / math.sqrt(K.shape[-1]) if scaling == "÷√d_k" else scores
+    weights = torch.softmax(scaled, dim=-1)  # (m,)
+    parts = weights[:, None] * V  # (m, d_v): p_j v_j
+    return {"scores": scores, "scaled": scaled, "weights": weights, "parts": parts,
+            "output": parts.sum(dim=0)}

@@ -26,9 +26,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from attention_qa.attention import _check_qkv
 from attention_qa.measure import peak_memory_bytes  # noqa: F401  (re-exported)
-from attention_qa.validation import require_positive_int, require_tensor
+from attention_qa.validation import check_qkv, require_positive_int, require_tensor
 
 FEATURE_MAPS = ("elu", "identity")
 
@@ -82,7 +81,7 @@ def tiled_attention(q, k, v, mask=None, block_size: int = 64, scale=None) -> tor
     a zero output for a query whose keys are all masked, but the largest score tensor held
     at any time is (..., n, block_size), never (..., n, m).
     """
-    _check_qkv(q, k, v, mask)
+    check_qkv(q, k, v, mask)
     require_positive_int("block_size", block_size)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
@@ -143,7 +142,7 @@ def linear_attention(q, k, v, feature_map: str = "elu", causal: bool = False) ->
     the state Σ_j φ(k_j) v_jᵀ is updated one key at a time). A query that sees no key gets a
     zero output. The prefix sums hold (..., m, d_k, d_v) values, fine for the book's sizes.
     """
-    _check_qkv(q, k, v, None)
+    check_qkv(q, k, v, None)
     if feature_map not in FEATURE_MAPS:
         raise ValueError(f"feature_map must be one of {FEATURE_MAPS}, got {feature_map!r}")
     phi_q = _feature(q, feature_map)  # (..., n, d_k)

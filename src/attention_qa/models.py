@@ -33,33 +33,18 @@ class _DecoderBlock(nn.Module):
         """x: (B, t, d_model), the newest t positions.
 
         Without a cache this is plain causal self-attention over the t positions. With a
-        cache (a dict, empty at first) the keys and values of earlier positions are read from
-        it and those of the new positions appended to it, so nothing is recomputed.
+        cache (a dict, empty at first) the attention module reads the keys and values of
+        earlier positions from it and appends those of the new positions, so nothing is
+        recomputed; the t queries are the last t of the m positions, and ``causal_mask(t,
+        m)`` lets query i see keys 0..(m − t + i), the cached ones and the new ones up to
+        itself.
         """
         y = self.ln_1(x)  # (B, t, d_model)
-        if cache is None:
-            a, _ = self.attn(y, y, y, causal_mask(x.shape[1]))  # (B, t, d_model)
-        else:
-            a = self._cached_attention(y, cache)  # (B, t, d_model)
+        t = x.shape[1]
+        past = cache["k"].shape[2] if cache else 0
+        a, _ = self.attn(y, y, y, causal_mask(t, past + t), cache=cache)  # (B, t, d_model)
         x = x + a
         return x + self.mlp(self.ln_2(x))  # (B, t, d_model)
-
-    def _cached_attention(self, y: torch.Tensor, cache: dict) -> torch.Tensor:
-        attn = self.attn
-        B, t, _ = y.shape
-        # The same projections and head split as MultiHeadAttention.forward; the test that
-        # cached and uncached generation agree keeps the two in step.
-        q = attn.w_q(y).view(B, t, attn.num_heads, attn.d_k).transpose(1, 2)  # (B, h, t, d_k)
-        k = attn.w_k(y).view(B, t, attn.num_kv_heads, attn.d_k).transpose(1, 2)  # (B, h_kv, t, d_k)
-        v = attn.w_v(y).view(B, t, attn.num_kv_heads, attn.d_k).transpose(1, 2)  # (B, h_kv, t, d_k)
-        if "k" in cache:
-            k = torch.cat([cache["k"], k], dim=2)  # (B, h_kv, m, d_k), m = past + t
-            v = torch.cat([cache["v"], v], dim=2)  # (B, h_kv, m, d_k)
-        cache["k"], cache["v"] = k, v
-        # The t queries are the last t of the m positions: causal_mask(t, m) lets query i see
-        # keys 0..(m − t + i), all the cached ones and the new ones up to itself.
-        out, _ = attn._attend(q, k, v, causal_mask(t, k.shape[2]))  # (B, t, d_model)
-        return out
 
 
 class TinyTransformerLM(nn.Module):
@@ -104,7 +89,6 @@ class TinyTransformerLM(nn.Module):
 
     def _logits(self, tokens: torch.Tensor, caches: list[dict] | None = None,
                 start: int = 0) -> torch.Tensor:
-        """Logits for tokens at positions start, start+1, …; caches hold positions < start."""
         T = tokens.shape[1]
         positions = torch.arange(start, start + T, device=tokens.device)  # (T,)
         x = self.tok_emb(tokens) + self.pos_emb(positions)  # (B, T, d_model)
@@ -112,13 +96,28 @@ class TinyTransformerLM(nn.Module):
             x = block(x, None if caches is None else caches[i])  # (B, T, d_model)
         return self.head(self.ln_f(x))  # (B, T, vocab_size)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, caches: list[dict] | None = None,
+                start: int = 0) -> torch.Tensor:
         """tokens: (B, T) integer ids in 0..vocab_size-1 → logits (B, T, vocab_size).
 
         The logits at position t depend only on tokens 0..t (causal self-attention).
+        For decoding with a K/V cache, pass ``caches`` (one dict per block, empty at first)
+        and the position ``start`` of the first token: the caches then hold positions
+        0..start − 1 and receive the new ones.
         """
         self._check_tokens(tokens)
-        return self._logits(tokens)
+        if caches is not None and len(caches) != len(self.blocks):
+            raise ValueError(
+                f"caches has {len(caches)} entries but the model has {len(self.blocks)} "
+                "blocks: pass one dict per block, empty at first"
+            )
+        if (isinstance(start, bool) or not isinstance(start, int) or start < 0
+                or start + tokens.shape[1] > self.max_len):
+            raise ValueError(
+                f"start={start!r} with T={tokens.shape[1]} tokens must give positions within "
+                f"0..max_len-1={self.max_len - 1}"
+            )
+        return self._logits(tokens, caches, start)
 
     @torch.no_grad()
     def generate(self, tokens: torch.Tensor, max_new_tokens: int,

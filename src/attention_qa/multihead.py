@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from attention_qa.attention import scaled_dot_product_attention
+from attention_qa.costs import attention_flops, kv_cache_bytes  # noqa: F401  (re-exported)
 from attention_qa.validation import require_positive_int, require_tensor, shape_str
 
 
@@ -88,12 +89,19 @@ class MultiHeadAttention(nn.Module):
                 )
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                mask: torch.Tensor | None = None,
+                cache: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(output, weights)``: output (B, n, d_model), weights (B, h, n, m).
 
         query: (B, n, d_model); key, value: (B, m, d_model); pass the same tensor three times
         for self-attention. mask: boolean, broadcastable to (B, h, n, m), True = may attend;
         a query whose keys are all masked gets zero weights (its output is then ``w_o``'s bias).
+
+        cache: a dict, empty at the first call, for decoding one step at a time (Pope et al.,
+        2022). The keys and values projected from ``key`` and ``value`` are appended to the
+        ones it holds (``cache["k"]``, ``cache["v"]``, each (B, h_kv, past, d_k)), and the
+        queries attend to all of them: m is then past + the new positions, and the mask
+        refers to those m keys (``causal_mask(n, m)`` for causal decoding).
         """
         self._check_inputs(query, key, value)
         B, n, _ = query.shape
@@ -109,15 +117,16 @@ class MultiHeadAttention(nn.Module):
         q = q.transpose(1, 2)  # (B, h, n, d_k)
         k = k.view(B, m, h_kv, d_k).transpose(1, 2)  # (B, m, h_kv, d_k) → (B, h_kv, m, d_k)
         v = v.view(B, m, h_kv, d_k).transpose(1, 2)  # (B, m, h_kv, d_k) → (B, h_kv, m, d_k)
+        if cache is not None:
+            if "k" in cache:  # earlier positions: their keys and values are not recomputed
+                k = torch.cat([cache["k"], k], dim=2)  # (B, h_kv, past + m, d_k)
+                v = torch.cat([cache["v"], v], dim=2)  # (B, h_kv, past + m, d_k)
+            cache["k"], cache["v"] = k, v
         return self._attend(q, k, v, mask)
 
     def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Attention on heads already split: q (B, h, n, d_k), k and v (B, h_kv, m, d_k).
-
-        Shared by ``forward`` and by the K/V-cached decoding in ``attention_qa.models``,
-        which keeps k and v of earlier positions instead of recomputing them.
-        """
+        """Attention on heads already split: q (B, h, n, d_k), k and v (B, h_kv, m, d_k)."""
         B, h, n, d_k = q.shape
         group = h // self.num_kv_heads
         if group > 1:
@@ -133,40 +142,17 @@ class MultiHeadAttention(nn.Module):
         return self.w_o(out), weights  # (B, n, d_model), (B, h, n, m)
 
 
-def attention_flops(batch: int, n: int, m: int, d_model: int) -> int:
-    """FLOPs of one multi-head attention forward (as many K/V heads as query heads).
-
-    A multiply-add counts as 2 FLOPs.
-
-    Counts the matrix products only: Q projection on n tokens (2·B·n·d²), K and V projections
-    on m tokens (2 · 2·B·m·d²), scores Q Kᵀ (2·B·n·m·d, summed over the heads since
-    h · d_k = d), weights × V (2·B·n·m·d) and the output projection (2·B·n·d²). Bias adds,
-    scaling, masking and the softmax are O(B·h·n·m) or less and are left out, as
-    ``torch.utils.flop_counter.FlopCounterMode`` leaves them out, so the number does not
-    depend on h. For n = m it equals ``4·B·n·d·(2d + n)``: the n² term overtakes the d² term
-    once n > 2d.
-    """
-    for name, value in (("batch", batch), ("n", n), ("m", m), ("d_model", d_model)):
-        require_positive_int(name, value)
-    d = d_model
-    projections = 2 * batch * (n * d * d + 2 * m * d * d + n * d * d)  # W_Q, W_K, W_V, W_O
-    attention = 2 * batch * (2 * n * m * d)  # Q Kᵀ and weights × V
-    return projections + attention
-
-
-def kv_cache_bytes(num_layers: int, num_kv_heads: int, d_head: int, seq_len: int,
-                   batch: int = 1, bytes_per_element: int | float = 2) -> int | float:
-    """Bytes of the K/V cache: ``2 · layers · kv_heads · d_head · seq_len · batch · bytes``.
-
-    The leading 2 is for K and V. ``bytes_per_element`` is 2 for float16/bfloat16, 4 for
-    float32, 1 for int8 (0.5 for 4-bit). Fewer K/V heads (GQA, MQA) shrink it in proportion.
-    """
-    for name, value in (("num_layers", num_layers), ("num_kv_heads", num_kv_heads),
-                        ("d_head", d_head), ("seq_len", seq_len), ("batch", batch)):
-        require_positive_int(name, value)
-    if (isinstance(bytes_per_element, bool) or not isinstance(bytes_per_element, (int, float))
-            or not bytes_per_element > 0):
-        raise ValueError(
-            f"bytes_per_element must be a positive number, got {bytes_per_element!r}"
-        )
-    return 2 * num_layers * num_kv_heads * d_head * seq_len * batch * bytes_per_element
+def head_scores(num_heads: int, n: int, d_model: int = 64, seed: int = 0) -> torch.Tensor:
+    """Raw scores Q_i K_iᵀ of every head, (h, n, n), in float64, for standard-normal tokens."""
+    torch.manual_seed(seed)
+    mha = MultiHeadAttention(d_model, num_heads).double()
+    with torch.no_grad():
+        for layer in (mha.w_q, mha.w_k):
+            # Unit-variance q and k components, the assumption behind the 1/√d_k scaling.
+            layer.weight.normal_(0, d_model**-0.5)
+    x = torch.randn(n, d_model, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    d_k = d_model // num_heads
+    with torch.no_grad():
+        q = mha.w_q(x).view(n, num_heads, d_k).transpose(0, 1)  # (h, n, d_k)
+        k = mha.w_k(x).view(n, num_heads, d_k).transpose(0, 1)  # (h, n, d_k)
+    return q @ k.transpose(-2, -1)  # (h, n, n)

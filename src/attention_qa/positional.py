@@ -33,3 +33,9 @@ def sinusoidal_encoding(num_positions: int, d_model: int) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(angles)
     pe[:, 1::2] = torch.cos(angles)
     return pe.to(torch.get_default_dtype())
+
+
+def similarity_to(position: int, d_model: int, num_positions: int = 128):
+    """Cosine similarity of PE(position) with PE(q) for q = 0 … num_positions − 1."""
+    pe = sinusoidal_encoding(num_positions, d_model)  # (num_positions, d_model)
+    return pe @ pe[position] / (d_model / 2)  # (num_positions,)

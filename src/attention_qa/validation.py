@@ -39,3 +39,40 @@ def broadcast_or_raise(name: str, shape, target, what: str) -> torch.Size:
             f"{name} has shape {shape_str(shape)} which does not broadcast to {what} "
             f"{shape_str(target)}"
         ) from None
+
+
+def check_qkv(q, k, v, mask, same_d_k: bool = True) -> None:
+    """Validate q, k, v and mask for attention over (..., n, m) scores.
+
+    same_d_k=False drops the check that q and k share their last dim: additive
+    attention projects each into its own hidden space, so d_query and d_key may differ.
+    """
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        require_tensor(name, x, min_ndim=2, floating=True)
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share a dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
+    d_k = q.shape[-1]
+    if same_d_k and k.shape[-1] != d_k:
+        raise ValueError(
+            f"k has shape {shape_str(k.shape)} but q has d_k={d_k}; "
+            f"k must be (..., m, {d_k})"
+        )
+    m = k.shape[-2]
+    if v.shape[-2] != m:
+        raise ValueError(
+            f"v has shape {shape_str(v.shape)} but k has m={m} keys; v must be (..., {m}, d_v)"
+        )
+    batch = broadcast_or_raise("k", k.shape[:-2], q.shape[:-2], "the leading dims of q")
+    batch = broadcast_or_raise("v", v.shape[:-2], batch, "the leading dims of q and k")
+    if mask is not None:
+        require_tensor("mask", mask)
+        if mask.dtype != torch.bool:
+            raise TypeError(
+                f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}"
+            )
+        scores_shape = (*batch, q.shape[-2], m)
+        if broadcast_or_raise("mask", mask.shape, scores_shape, "the scores") != scores_shape:
+            raise ValueError(
+                f"mask has shape {shape_str(mask.shape)} which does not broadcast to the "
+                f"scores (..., n, m) = {shape_str(scores_shape)}"
+            )

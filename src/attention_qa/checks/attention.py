@@ -4,11 +4,12 @@ the softmax Jacobian (q04), additive scores (q05) and self-attention itself (q06
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, close, require_shape
+from attention_qa.checks.common import NAN_SCORES, call_learner, close, diagnose, require_shape
 from attention_qa.masks import padding_mask
 
 
@@ -32,8 +33,6 @@ def check_softmax_jacobian(fn: Callable) -> None:
         expected = _softmax_jacobian_reference(p)
         got = call_learner(fn, case, p.clone())
         got = require_shape(got, expected.shape, case, "the Jacobian")
-        if close(got, expected):
-            continue
         outer = p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., m, m)
         mistakes = [
             (-expected, "the sign is flipped: it is diag(p) − p pᵀ, not p pᵀ − diag(p)"),
@@ -44,19 +43,15 @@ def check_softmax_jacobian(fn: Callable) -> None:
                 "only the diagonal is right: off-diagonal entries are −pᵢpⱼ, not 0",
             ),
         ]
-        for wrong, message in mistakes:
-            if close(got, wrong):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the Jacobian is off by up to {worst:.3g} from diag(p) − p pᵀ"
-        )
+        wrongs = dict(enumerate(wrong for wrong, _ in mistakes))
+        slips = dict(enumerate(message for _, message in mistakes))
+        diagnose(got, expected, case, "the Jacobian", "diag(p) − p pᵀ", slips, wrongs.get)
 
 
 # --- check_pooling_weights (q01) ------------------------------------------------------------
 
 
-def _pooling_variant(queries, keys, bandwidth, bug: str | None = None):
+def pooling_variant(queries, keys, bandwidth, bug: str | None = None):
     """Gaussian-kernel pooling weights (n, m) with one known slip switched on."""
     diffs = queries.unsqueeze(1) - keys.unsqueeze(0)  # (n, m)
     h = bandwidth
@@ -71,7 +66,7 @@ def _pooling_variant(queries, keys, bandwidth, bug: str | None = None):
     return torch.softmax(scores, dim=0 if bug == "softmax_over_queries" else -1)
 
 
-_POOLING_BUGS = {
+POOLING_SLIPS = {
     "softmax_over_queries": (
         "the softmax runs over the queries (dim=0): each query's weights must sum to 1 over "
         "the keys, so normalise along dim=-1"
@@ -132,22 +127,11 @@ def check_pooling_weights(fn: Callable) -> None:
                 f"(n, m) = {(n, m)}, one row per query"
             )
         got = require_shape(got, (n, m), case, "the weights")
-        if close(got, expected):
-            continue
-        for bug, message in _POOLING_BUGS.items():
-            slip = _pooling_variant(queries, keys, bandwidth, bug)
-            if close(got, slip):
-                raise AssertionError(f"on {case}, {message}")
-        if not torch.isfinite(got).all():
-            raise AssertionError(
-                f"on {case}, some weights are NaN or inf: exp of very negative scores "
-                f"underflows to 0 and 0/0 follows; use torch.softmax, which subtracts the "
-                f"largest score first"
-            )
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the weights are off by up to {worst:.3g} from "
-            f"softmax(−(x − x_j)² / (2h²)) over the keys"
+        diagnose(
+            got, expected, case, "the weights", "softmax(−(x − x_j)² / (2h²)) over the keys",
+            POOLING_SLIPS, partial(pooling_variant, queries, keys, bandwidth),
+            nan_hint="exp of very negative scores underflows to 0 and 0/0 follows; use "
+            "torch.softmax, which subtracts the largest score first",
         )
 
 
@@ -237,7 +221,7 @@ def check_output_shape(fn: Callable) -> None:
 # --- check_attend_one (q03) -----------------------------------------------------------------
 
 
-def _attend_one_variant(q, k, v, bug: str | None = None):
+def attend_one_variant(q, k, v, bug: str | None = None):
     """One query's attention output (d_v,) with one known slip switched on."""
     d_k = q.shape[-1]
     scores = k @ q  # (m,)
@@ -260,7 +244,7 @@ def _attend_one_variant(q, k, v, bug: str | None = None):
     return weights @ v  # (d_v,)
 
 
-_ATTEND_ONE_BUGS = {
+ATTEND_ONE_SLIPS = {
     "no_scale": "the scores are not scaled: divide each q·k_j by √d_k before the softmax",
     "scale_d_k": "the scores are divided by d_k instead of √d_k",
     "scale_d_v": "the scale uses d_v = V.shape[-1]; it must use d_k = len(q)",
@@ -308,27 +292,17 @@ def check_attend_one(fn: Callable) -> None:
                 f"is the weighted sum of the values, of length d_v = {d_v}"
             )
         got = require_shape(got, (d_v,), case, "the output")
-        if close(got, expected):
-            continue
-        if not torch.isfinite(got).all():
-            raise AssertionError(
-                f"on {case}, the output holds NaN or inf: exp of a large score overflows; "
-                f"subtract the largest score from every score before exp (softmax does)"
-            )
-        for bug, message in _ATTEND_ONE_BUGS.items():
-            slip = _attend_one_variant(q, k, v, bug)
-            if close(got, slip):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the output is off by up to {worst:.3g} from "
-            f"Σ_j softmax_j(q·k_j / √d_k) v_j"
+        diagnose(
+            got, expected, case, "the output", "Σ_j softmax_j(q·k_j / √d_k) v_j",
+            ATTEND_ONE_SLIPS, partial(attend_one_variant, q, k, v),
+            nan_hint="exp of a large score overflows; subtract the largest score from every "
+            "score before exp (softmax does)",
         )
 
 
 # --- check_additive_scores (q05) ------------------------------------------------------------
 
-_ADDITIVE_BUGS = {
+ADDITIVE_SLIPS = {
     "no_tanh": (
         "the tanh is missing: without it w_vᵀ(W_q q + W_k k) splits into a query part plus a "
         "key part, and the query part cancels in the softmax; apply tanh before w_v"
@@ -355,7 +329,7 @@ _ADDITIVE_BUGS = {
 }
 
 
-def _additive_variant(q, k, W_q, W_k, w_v, bug: str | None = None):
+def additive_variant(q, k, W_q, W_k, w_v, bug: str | None = None):
     """Additive scores w_vᵀ tanh(W_q q + W_k k) with one known slip switched on (None: none)."""
     if bug == "projections_swapped":
         W_q, W_k = W_k, W_q
@@ -398,37 +372,28 @@ def check_additive_scores(fn: Callable) -> None:
         W_k = torch.randn(d_hidden, k_shape[-1], generator=g, dtype=torch.float64)
         w_v = torch.randn(d_hidden, generator=g, dtype=torch.float64)
         m = k_shape[-2]
-        expected = _additive_variant(q, k, W_q, W_k, w_v)  # (..., n, m)
+        expected = additive_variant(q, k, W_q, W_k, w_v)  # (..., n, m)
         got = call_learner(fn, case, q.clone(), k.clone(), W_q.clone(), W_k.clone(), w_v.clone())
         if isinstance(got, torch.Tensor) and got.shape != expected.shape:
             if tuple(got.shape) == (*expected.shape[:-2], m, q_shape[-2]):
-                raise AssertionError(f"on {case}, {_ADDITIVE_BUGS['scores_transposed']}")
+                raise AssertionError(f"on {case}, {ADDITIVE_SLIPS['scores_transposed']}")
             if got.ndim == expected.ndim + 1 and got.shape[:-1] == expected.shape:
                 raise AssertionError(
                     f"on {case}, the scores have shape {tuple(got.shape)}: the hidden axis "
                     f"(..., n, m, d_hidden) must be reduced by the dot product with w_v"
                 )
         got = require_shape(got, expected.shape, case, "the scores")
-        if close(got, expected):
-            continue
-        for bug, message in _ADDITIVE_BUGS.items():
-            try:
-                slip = _additive_variant(q, k, W_q, W_k, w_v, bug)
-            except RuntimeError:
-                continue  # this slip cannot run on these shapes
-            if slip.shape == got.shape and close(got, slip):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the scores are off by up to {worst:.3g} from w_vᵀ tanh(W_q q + W_k k)"
+        diagnose(
+            got, expected, case, "the scores", "w_vᵀ tanh(W_q q + W_k k)",
+            ADDITIVE_SLIPS, partial(additive_variant, q, k, W_q, W_k, w_v),
         )
 
 
 # --- check_attention ------------------------------------------------------------------------
 
-# One line of feedback per known slip, keyed by the switch of ``_attention_variant`` that
+# One line of feedback per known slip, keyed by the switch of ``attention_variant`` that
 # copies it. The softmax-axis slip is added per case, since which axes exist depends on it.
-_ATTENTION_BUGS = {
+ATTENTION_SLIPS = {
     "k_not_transposed": (
         "k is not transposed: the scores are q @ kᵀ, i.e. q @ k.transpose(-2, -1), "
         "of shape (..., n, m)"
@@ -476,7 +441,7 @@ _ATTENTION_BUGS = {
 }
 
 
-def _attention_variant(q, k, v, mask, bug: str | None = None, dim: int = -1):
+def attention_variant(q, k, v, mask, bug: str | None = None, dim: int = -1):
     """Scaled dot-product attention with one known slip switched on (None: no slip).
 
     Returns ``(output, weights)``; ``dim`` is the softmax axis for the "softmax_dim" slip.
@@ -576,6 +541,11 @@ def _axis_name(dim: int, ndim: int) -> str:
     return "the queries" if dim == ndim - 2 else "a batch axis"
 
 
+def _attention_output_variant(q, k, v, mask, switch: tuple) -> torch.Tensor:
+    bug, dim = switch
+    return attention_variant(q, k, v, mask, bug, dim)[0]
+
+
 def check_attention(fn: Callable) -> None:
     """Check a learner's ``fn(q, k, v, mask=None)`` against PyTorch's attention.
 
@@ -592,7 +562,7 @@ def check_attention(fn: Callable) -> None:
         k = torch.randn(k_shape, generator=g)
         v = torch.randn(v_shape, generator=g)
         expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        _, expected_weights = _attention_variant(q, k, v, mask)
+        _, expected_weights = attention_variant(q, k, v, mask)
         args = (q.clone(), k.clone(), v.clone()) + (() if mask is None else (mask.clone(),))
         try:
             result = call_learner(fn, case, *args)
@@ -620,32 +590,22 @@ def check_attention(fn: Callable) -> None:
         require_shape(got, expected.shape, case, "the output")
         if not got.is_floating_point():
             raise AssertionError(f"on {case}, the output has dtype {got.dtype}, not a float")
-        if not close(got, expected):
-            bugs = [
-                (
-                    "softmax_dim",
-                    d,
-                    f"the softmax runs over the wrong axis (dim={d}, "
-                    f"{_axis_name(d, q.ndim)}): it must run over the keys, dim=-1, so "
-                    f"that each query's weights sum to 1",
-                )
-                for d in range(q.ndim - 1)
-            ]
-            bugs += [(bug, -1, message) for bug, message in _ATTENTION_BUGS.items()]
-            for bug, dim, message in bugs:
-                try:
-                    slip, _ = _attention_variant(q, k, v, mask, bug, dim)
-                except RuntimeError:
-                    continue  # this slip cannot run on these shapes
-                if slip.shape == got.shape and close(got, slip):
-                    raise AssertionError(f"on {case}, {message}")
-            if torch.isnan(got).any():
-                raise AssertionError(f"on {case}, the output contains NaN")
-            worst = (got.double() - expected.double()).abs().max().item()
-            raise AssertionError(
-                f"on {case}, the output is off by up to {worst:.3g} from "
-                f"softmax(q kᵀ / √d_k) v (Vaswani et al., 2017, equation 1)"
+        # A switch is (slip, softmax axis); the axis slip is named per case, since which
+        # axes exist depends on it.
+        slips = {
+            ("softmax_dim", d): (
+                f"the softmax runs over the wrong axis (dim={d}, {_axis_name(d, q.ndim)}): it "
+                f"must run over the keys, dim=-1, so that each query's weights sum to 1"
             )
+            for d in range(q.ndim - 1)
+        }
+        slips.update({(bug, -1): message for bug, message in ATTENTION_SLIPS.items()})
+        diagnose(
+            got, expected, case, "the output",
+            "softmax(q kᵀ / √d_k) v (Vaswani et al., 2017, equation 1)",
+            slips, partial(_attention_output_variant, q, k, v, mask),
+            nan_hint=NAN_SCORES,
+        )
         if isinstance(result, (tuple, list)) and len(result) > 1 and result[1] is not None:
             weights = require_shape(result[1], expected_weights.shape, case, "the weights")
             if not close(weights, expected_weights):

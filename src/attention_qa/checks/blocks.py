@@ -4,15 +4,16 @@ LayerNorm (q17), the FFN (q18), layer FLOPs (q19).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, close, require_shape
+from attention_qa.checks.common import call_learner, close, diagnose, require_shape
 
 # --- q15: the sinusoidal positional encoding ------------------------------------------------
 
-_SINUSOIDAL_BUGS = {
+SINUSOIDAL_SLIPS = {
     "swapped": "the sine and cosine columns are swapped: PE[pos, 2i] is sin and PE[pos, 2i+1] cos",
     "halves": (
         "the sines fill the first half of the columns and the cosines the second; the paper "
@@ -30,7 +31,7 @@ _SINUSOIDAL_BUGS = {
 }
 
 
-def _sinusoidal_variant(num_positions: int, d_model: int, bug: str | None = None):
+def sinusoidal_variant(num_positions: int, d_model: int, bug: str | None = None):
     pos = torch.arange(num_positions, dtype=torch.float64).unsqueeze(1)  # (N, 1)
     if bug == "start_at_1":
         pos = pos + 1
@@ -57,24 +58,19 @@ def check_sinusoidal_encoding(fn: Callable) -> None:
     cases = [(6, 4), (50, 16), (20, 64)]
     for num_positions, d_model in cases:
         case = f"num_positions={num_positions}, d_model={d_model}"
-        expected = _sinusoidal_variant(num_positions, d_model)
+        expected = sinusoidal_variant(num_positions, d_model)
         got = call_learner(fn, case, num_positions, d_model)
         got = require_shape(got, expected.shape, case, "the encoding")
-        if close(got, expected):
-            continue
-        for bug, message in _SINUSOIDAL_BUGS.items():
-            if close(got, _sinusoidal_variant(num_positions, d_model, bug)):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the encoding is off by up to {worst:.3g} from "
-            f"PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(…)"
+        diagnose(
+            got, expected, case, "the encoding",
+            "PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(…)",
+            SINUSOIDAL_SLIPS, partial(sinusoidal_variant, num_positions, d_model),
         )
 
 
 # --- q16: token embeddings scaled by √d_model -----------------------------------------------
 
-_EMBEDDING_BUGS = {
+EMBEDDING_SLIPS = {
     "no_scale": "the rows are not scaled: multiply the looked-up rows by √d_model",
     "scale_d": "the rows are multiplied by d_model; the factor is √d_model",
     "divide": "the rows are divided by √d_model; they must be multiplied by it",
@@ -82,7 +78,7 @@ _EMBEDDING_BUGS = {
 }
 
 
-def _embedding_variant(tokens, weight, bug: str | None = None):
+def embedding_variant(tokens, weight, bug: str | None = None):
     vocab_size, d_model = weight.shape
     factor = {
         None: d_model**0.5,
@@ -104,22 +100,18 @@ def check_embedding(fn: Callable) -> None:
     ):
         weight = torch.randn(vocab_size, d_model, generator=g, dtype=torch.float64)
         tokens = torch.randint(0, vocab_size, shape, generator=g)
-        expected = _embedding_variant(tokens, weight)
+        expected = embedding_variant(tokens, weight)
         got = call_learner(fn, case, tokens.clone(), weight.clone())
         got = require_shape(got, expected.shape, case, "the embeddings")
-        if close(got, expected):
-            continue
-        for bug, message in _EMBEDDING_BUGS.items():
-            if close(got, _embedding_variant(tokens, weight, bug)):
-                raise AssertionError(f"on {case}, {message}")
-        raise AssertionError(
-            f"on {case}, the embeddings are not the rows weight[tokens] times √d_model"
+        diagnose(
+            got, expected, case, "the embeddings", "the rows weight[tokens] times √d_model",
+            EMBEDDING_SLIPS, partial(embedding_variant, tokens, weight),
         )
 
 
 # --- q17: layer normalisation ---------------------------------------------------------------
 
-_LAYER_NORM_BUGS = {
+LAYER_NORM_SLIPS = {
     "unbiased": (
         "the variance is the unbiased one (divided by d_model − 1); LayerNorm divides by d_model "
         "(var(..., unbiased=False) or correction=0)"
@@ -141,7 +133,7 @@ _LAYER_NORM_BUGS = {
 }
 
 
-def _layer_norm_variant(x, weight, bias, eps, bug: str | None = None):
+def layer_norm_variant(x, weight, bias, eps, bug: str | None = None):
     dim = {"wrong_axis": -2, "batch_axis": 0}.get(bug, -1)
     mean = x.mean(dim=dim, keepdim=True)
     var = x.var(dim=dim, unbiased=(bug == "unbiased"), keepdim=True)
@@ -173,21 +165,16 @@ def check_layer_norm(fn: Callable) -> None:
         expected = torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)
         got = call_learner(fn, case, x.clone(), weight.clone(), bias.clone(), eps)
         got = require_shape(got, expected.shape, case, "the output")
-        if close(got, expected):
-            continue
-        for bug, message in _LAYER_NORM_BUGS.items():
-            if close(got, _layer_norm_variant(x, weight, bias, eps, bug)):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the output is off by up to {worst:.3g} from "
-            f"(x − mean) / √(var + eps) · weight + bias over the last axis"
+        diagnose(
+            got, expected, case, "the output",
+            "(x − mean) / √(var + eps) · weight + bias over the last axis",
+            LAYER_NORM_SLIPS, partial(layer_norm_variant, x, weight, bias, eps),
         )
 
 
 # --- q18: the position-wise feed-forward network -------------------------------------------
 
-_FEED_FORWARD_BUGS = {
+FEED_FORWARD_SLIPS = {
     "no_relu": (
         "there is no ReLU between the two layers; without it they collapse into one linear "
         "map x @ (w1 @ w2)"
@@ -201,7 +188,7 @@ _FEED_FORWARD_BUGS = {
 }
 
 
-def _feed_forward_variant(x, w1, b1, w2, b2, bug: str | None = None):
+def feed_forward_variant(x, w1, b1, w2, b2, bug: str | None = None):
     inner = torch.relu(x) if bug == "relu_input" else x
     hidden = inner @ w1 + (0 if bug == "no_b1" else b1)  # (..., d_ff)
     if bug not in ("no_relu", "relu_input"):
@@ -224,33 +211,29 @@ def check_feed_forward(fn: Callable) -> None:
         b1 = torch.randn(d_ff, generator=g, dtype=torch.float64)
         w2 = torch.randn(d_ff, d_model, generator=g, dtype=torch.float64)
         b2 = torch.randn(d_model, generator=g, dtype=torch.float64)
-        expected = _feed_forward_variant(x, w1, b1, w2, b2)
+        expected = feed_forward_variant(x, w1, b1, w2, b2)
         got = call_learner(fn, case, x.clone(), w1.clone(), b1.clone(), w2.clone(), b2.clone())
         got = require_shape(got, expected.shape, case, "the output")
-        if close(got, expected):
-            continue
-        for bug, message in _FEED_FORWARD_BUGS.items():
-            if close(got, _feed_forward_variant(x, w1, b1, w2, b2, bug)):
-                raise AssertionError(f"on {case}, {message}")
-        # Mixing positions: a change at one position must not move another position's output.
-        moved = x.clone()
-        moved[..., 0, :] += 1.0
-        again = call_learner(fn, case, moved, w1.clone(), b1.clone(), w2.clone(), b2.clone())
-        if isinstance(again, torch.Tensor) and again.shape == got.shape:
-            if not close(again[..., 1:, :], got[..., 1:, :]):
-                raise AssertionError(
-                    f"on {case}, changing position 0 changed the output at other positions: "
-                    f"the FFN must treat every position on its own"
-                )
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the output is off by up to {worst:.3g} from max(0, x w1 + b1) w2 + b2"
+        if not close(got, expected):
+            # Mixing positions: a change at one position must not move another's output.
+            moved = x.clone()
+            moved[..., 0, :] += 1.0
+            again = call_learner(fn, case, moved, w1.clone(), b1.clone(), w2.clone(), b2.clone())
+            if isinstance(again, torch.Tensor) and again.shape == got.shape:
+                if not close(again[..., 1:, :], got[..., 1:, :]):
+                    raise AssertionError(
+                        f"on {case}, changing position 0 changed the output at other "
+                        f"positions: the FFN must treat every position on its own"
+                    )
+        diagnose(
+            got, expected, case, "the output", "max(0, x w1 + b1) w2 + b2",
+            FEED_FORWARD_SLIPS, partial(feed_forward_variant, x, w1, b1, w2, b2),
         )
 
 
 # --- q19: FLOPs of a self-attention and a recurrent layer -----------------------------------
 
-_LAYER_FLOPS_BUGS = {
+LAYER_FLOPS_SLIPS = {
     "halved": "the counts are half the right ones: a multiply-add is 2 FLOPs",
     "swapped": "the two counts are swapped: attention is O(n²·d), recurrence O(n·d²)",
     "scores_only": (
@@ -263,7 +246,7 @@ _LAYER_FLOPS_BUGS = {
 }
 
 
-def _layer_flops_variant(n: int, d: int, bug: str | None = None) -> tuple[int, int]:
+def layer_flops_variant(n: int, d: int, bug: str | None = None) -> tuple[int, int]:
     attention, recurrent = 4 * n * n * d, 4 * n * d * d
     if bug == "halved":
         return attention // 2, recurrent // 2
@@ -284,12 +267,12 @@ def check_layer_flops(fn: Callable) -> None:
         if not (isinstance(got, tuple) and len(got) == 2):
             raise AssertionError(f"on {case}, return a pair (attention_flops, recurrent_flops)")
         got = tuple(int(v) for v in got)
-        if got == _layer_flops_variant(n, d):
+        if got == layer_flops_variant(n, d):
             continue
-        for bug, message in _LAYER_FLOPS_BUGS.items():
-            if got == _layer_flops_variant(n, d, bug):
+        for bug, message in LAYER_FLOPS_SLIPS.items():
+            if got == layer_flops_variant(n, d, bug):
                 raise AssertionError(f"on {case}, {message}")
         raise AssertionError(
-            f"on {case}, got {got} but expected {_layer_flops_variant(n, d)}: "
+            f"on {case}, got {got} but expected {layer_flops_variant(n, d)}: "
             f"self-attention 4·n²·d, recurrent 4·n·d²"
         )

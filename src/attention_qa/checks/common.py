@@ -64,3 +64,33 @@ def close(got: torch.Tensor, expected: torch.Tensor) -> bool:
     return torch.allclose(
         got.double(), expected.double(), rtol=rtol, atol=atol * scale, equal_nan=True
     )
+
+
+NAN_SCORES = "a row of scores became NaN; check the mask and the softmax"
+
+
+def diagnose(got, expected, case: str, what: str, formula: str, slips=None, slip_model=None,
+             nan_hint: str | None = None) -> None:
+    """The feedback of every numeric checker, in one place; returns None when ``got`` is right.
+
+    ``got`` is right when it equals ``expected`` at its dtype's precision (``close``).
+    Otherwise the first known slip it matches is named: ``slips`` maps each switch of the
+    checker's slip model to its message, and ``slip_model(switch)`` computes that wrong
+    answer (one that raises RuntimeError cannot happen on these shapes and is skipped). Then
+    NaN or inf is explained with ``nan_hint``, if given; last, how far off ``what`` is from
+    ``formula``.
+    """
+    if close(got, expected):
+        return
+    for switch, message in (slips or {}).items():
+        try:
+            wrong = slip_model(switch)
+        except RuntimeError:
+            continue
+        if close(got, wrong):
+            raise AssertionError(f"on {case}, {message}")
+    if nan_hint is not None and not torch.isfinite(got).all():
+        raise AssertionError(f"on {case}, there is NaN or inf in {what}: {nan_hint}")
+    worst = (got.double() - expected.double()).abs().max().item()
+    verb = "are" if what.endswith("s") else "is"
+    raise AssertionError(f"on {case}, {what} {verb} off by up to {worst:.3g} from {formula}")

@@ -4,16 +4,17 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, close, require_shape
+from attention_qa.checks.common import call_learner, diagnose, require_shape
 
 # --- check_linear_attention, check_online_softmax, check_previous_token_score (q20–q22) -----
 
 
-def _linear_attention_variant(q, k, v, bug: str | None = None):
+def linear_attention_variant(q, k, v, bug: str | None = None):
     """Non-causal linear attention with φ = elu + 1, or with one known slip switched on."""
     import torch.nn.functional as F
 
@@ -30,7 +31,7 @@ def _linear_attention_variant(q, k, v, bug: str | None = None):
     return out / den
 
 
-_LINEAR_BUGS = {
+LINEAR_SLIPS = {
     "no_normalisation": (
         "the output is not normalised: divide φ(q_i)ᵀ(Σ_j φ(k_j) v_jᵀ) by φ(q_i)ᵀ Σ_j φ(k_j), "
         "so that the weights of each query sum to 1"
@@ -69,23 +70,16 @@ def check_linear_attention(fn: Callable) -> None:
     ]
     for case, qs, ks, vs in shapes:
         q, k, v = (torch.randn(s, generator=g, dtype=torch.float64) for s in (qs, ks, vs))
-        expected = _linear_attention_variant(q, k, v)
+        expected = linear_attention_variant(q, k, v)
         got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
         got = require_shape(got, expected.shape, case, "the output")
-        if close(got, expected):
-            continue
-        for bug, message in _LINEAR_BUGS.items():
-            slip = _linear_attention_variant(q, k, v, bug)
-            if close(got, slip):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the output is off by up to {worst:.3g} from linear attention "
-            "with φ = elu + 1"
+        diagnose(
+            got, expected, case, "the output", "linear attention with φ = elu + 1",
+            LINEAR_SLIPS, partial(linear_attention_variant, q, k, v),
         )
 
 
-def _online_softmax_variant(scores, block_size: int, bug: str | None = None):
+def online_softmax_variant(scores, block_size: int, bug: str | None = None):
     """Block-by-block softmax over the last dim, or with one known slip switched on."""
     m = scores.shape[-1]
     run_max = scores.new_full((*scores.shape[:-1], 1), float("-inf"))
@@ -104,7 +98,7 @@ def _online_softmax_variant(scores, block_size: int, bug: str | None = None):
     return torch.exp(scores - run_max) / run_sum
 
 
-_ONLINE_BUGS = {
+ONLINE_SLIPS = {
     "no_rescale": (
         "the running sum is not rescaled when the max grows: multiply it by "
         "exp(old max − new max) before adding the new block's exponentials"
@@ -169,17 +163,13 @@ def check_online_softmax(fn: Callable) -> None:
                 f"on {case}, the result has inf or NaN: exp overflowed. Subtract the running "
                 "max before exponentiating"
             )
-        if close(got, expected):
-            continue
-        for bug, message in _ONLINE_BUGS.items():
-            slip = _online_softmax_variant(scores, block_size, bug)
-            if close(got, slip):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(f"on {case}, the result is off by up to {worst:.3g} from softmax")
+        diagnose(
+            got, expected, case, "the result", "softmax",
+            ONLINE_SLIPS, partial(online_softmax_variant, scores, block_size),
+        )
 
 
-_PREVIOUS_TOKEN_BUGS = {
+PREVIOUS_TOKEN_SLIPS = {
     "self": "this is the weight on the token itself, w[i, i]: the previous token is w[i, i − 1]",
     "next": (
         "this is the weight on the next token, w[i, i + 1] (rows and columns swapped): "
@@ -192,7 +182,7 @@ _PREVIOUS_TOKEN_BUGS = {
 }
 
 
-def _previous_token_variant(weights, bug: str | None = None):
+def previous_token_variant(weights, bug: str | None = None):
     n = weights.shape[-1]
     if bug == "self":
         return weights.diagonal(dim1=-2, dim2=-1).mean(dim=-1)
@@ -218,18 +208,12 @@ def check_previous_token_score(fn: Callable) -> None:
         ("maps of shape (2, 3, 4, 4)", maps(2, 3, 4, 4)),
     ]
     for case, weights in cases:
-        expected = _previous_token_variant(weights)
+        expected = previous_token_variant(weights)
         got = call_learner(fn, case, weights.clone())
         if isinstance(got, float) and expected.ndim == 0:
             got = torch.tensor(got, dtype=torch.float64)
         got = require_shape(got, expected.shape, case, "the score")
-        if close(got, expected):
-            continue
-        for bug, message in _PREVIOUS_TOKEN_BUGS.items():
-            slip = _previous_token_variant(weights, bug)
-            if close(got, slip):
-                raise AssertionError(f"on {case}, {message}")
-        worst = (got.double() - expected.double()).abs().max().item()
-        raise AssertionError(
-            f"on {case}, the score is off by up to {worst:.3g} from the mean of w[i, i − 1]"
+        diagnose(
+            got, expected, case, "the score", "the mean of w[i, i − 1]",
+            PREVIOUS_TOKEN_SLIPS, partial(previous_token_variant, weights),
         )

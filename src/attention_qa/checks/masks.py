@@ -12,7 +12,7 @@ from attention_qa.masks import padding_mask
 # --- check_attention_mask (q07) -------------------------------------------------------------
 
 
-def _mask_variant(lengths, n: int, causal: bool, bug: str | None = None) -> torch.Tensor:
+def mask_variant(lengths, n: int, causal: bool, bug: str | None = None) -> torch.Tensor:
     """The (B, n, n) mask, True = may attend, with one known slip switched on."""
     keys = padding_mask(lengths, n)  # (B, n)
     if bug == "padding_on_queries":
@@ -27,7 +27,7 @@ def _mask_variant(lengths, n: int, causal: bool, bug: str | None = None) -> torc
     return ~allowed if bug == "inverted" else allowed
 
 
-_MASK_BUGS = {
+MASK_SLIPS = {
     "inverted": (
         "the mask is inverted: True must mean may attend (the convention of "
         "F.scaled_dot_product_attention), so real tokens and the past are True"
@@ -57,7 +57,7 @@ def check_attention_mask(fn: Callable) -> None:
         ("lengths=[6, 1, 4], n=6, causal=False", [6, 1, 4], 6, False),
     ]
     for case, lengths, n, causal in cases:
-        expected = _mask_variant(lengths, n, causal)
+        expected = mask_variant(lengths, n, causal)
         got = call_learner(fn, case, list(lengths), n, causal)
         got = require_shape(got, expected.shape, case, "the mask")
         if got.dtype != torch.bool:
@@ -67,8 +67,8 @@ def check_attention_mask(fn: Callable) -> None:
             )
         if torch.equal(got, expected):
             continue
-        for bug, message in _MASK_BUGS.items():
-            if torch.equal(got, _mask_variant(lengths, n, causal, bug)):
+        for bug, message in MASK_SLIPS.items():
+            if torch.equal(got, mask_variant(lengths, n, causal, bug)):
                 raise AssertionError(f"on {case}, {message}")
         wrong = (got != expected).nonzero()[0].tolist()
         raise AssertionError(

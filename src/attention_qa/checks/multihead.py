@@ -5,11 +5,12 @@ repeating K/V heads for GQA (q14).
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, close, require_shape
+from attention_qa.checks.common import NAN_SCORES, call_learner, close, diagnose, require_shape
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
 
@@ -17,8 +18,8 @@ from attention_qa.multihead import MultiHeadAttention
 
 _MHA_LAYERS = ("w_q", "w_k", "w_v", "w_o")
 
-# One line of feedback per known slip, keyed by the switch of ``_mha_variant`` that copies it.
-_MHA_BUGS = {
+# One line of feedback per known slip, keyed by the switch of ``mha_variant`` that copies it.
+MHA_SLIPS = {
     "split_without_transpose": (
         "the heads are split wrongly: view(B, h, n, d_k) cuts the token axis into pieces; "
         "split the features with view(B, n, h, d_k), then transpose(1, 2) to (B, h, n, d_k)"
@@ -58,7 +59,7 @@ _MHA_BUGS = {
 }
 
 
-def _mha_variant(layers, query, key, value, mask, h: int, h_kv: int, bug: str | None = None):
+def mha_variant(layers, query, key, value, mask, h: int, h_kv: int, bug: str | None = None):
     """Multi-head attention written out with one known slip switched on (None: no slip)."""
     w_q, w_k, w_v, w_o = layers
     B, n, d_model = query.shape
@@ -257,18 +258,12 @@ def check_multihead(module_cls: Callable) -> None:
                     f"(B, n, d_model) and apply w_o"
                 )
             require_shape(got, expected.shape, case, "the output")
-            if not close(got, expected):
-                for bug, message in _MHA_BUGS.items():
-                    slip = _mha_variant(layers, query, key, value, mask, h, h_kv, bug)
-                    if close(got, slip):
-                        raise AssertionError(f"on {case}, {message}")
-                if torch.isnan(got).any():
-                    raise AssertionError(f"on {case}, the output contains NaN")
-                worst = (got.double() - expected.double()).abs().max().item()
-                raise AssertionError(
-                    f"on {case}, the output is off by up to {worst:.3g} from multi-head "
-                    f"attention (Vaswani et al., 2017, section 3.2.2)"
-                )
+            diagnose(
+                got, expected, case, "the output",
+                "multi-head attention (Vaswani et al., 2017, section 3.2.2)",
+                MHA_SLIPS, partial(mha_variant, layers, query, key, value, mask, h, h_kv),
+                nan_hint=NAN_SCORES,
+            )
             if isinstance(result, (tuple, list)) and len(result) > 1:
                 weights = require_shape(result[1], expected_weights.shape, case, "the weights")
                 if not close(weights, expected_weights):
@@ -281,7 +276,7 @@ def check_multihead(module_cls: Callable) -> None:
 # --- check_attention_flops (q11) --------------------------------------------------------------
 
 
-def _flops_variant(batch: int, n: int, m: int, d: int, h: int, bug: str | None = None) -> float:
+def flops_variant(batch: int, n: int, m: int, d: int, h: int, bug: str | None = None) -> float:
     """Matrix-product FLOPs of multi-head attention with one known slip (None: no slip)."""
     d_k = d // h
     projections = 2 * batch * (2 * n * d * d + 2 * m * d * d)  # W_Q, W_O on n; W_K, W_V on m
@@ -302,7 +297,7 @@ def _flops_variant(batch: int, n: int, m: int, d: int, h: int, bug: str | None =
     return total
 
 
-_FLOPS_BUGS = {
+FLOPS_SLIPS = {
     "multiply_adds": (
         "you counted multiply-adds: a multiply-add is 2 FLOPs (one multiply, one add), so a "
         "(p × q) @ (q × r) product costs 2·p·q·r FLOPs"
@@ -350,8 +345,8 @@ def check_attention_flops(fn: Callable) -> None:
             )
         if got == expected:
             continue
-        for bug, message in _FLOPS_BUGS.items():
-            if got == _flops_variant(batch, n, m, d, h, bug) and (
+        for bug, message in FLOPS_SLIPS.items():
+            if got == flops_variant(batch, n, m, d, h, bug) and (
                 bug != "full_width_heads" or h > 1
             ):
                 raise AssertionError(f"on {case}, {message}")
@@ -364,7 +359,7 @@ def check_attention_flops(fn: Callable) -> None:
 
 # --- check_cross_attention ------------------------------------------------------------------
 
-_CROSS_BUGS = {
+CROSS_SLIPS = {
     "kv_from_decoder": (
         "the keys and values come from the decoder (target): in cross-attention only the "
         "queries come from the decoder; keys and values come from the encoder output, memory"
@@ -392,7 +387,7 @@ _CROSS_BUGS = {
 }
 
 
-def _cross_variant(mha, target, memory, src_lengths, bug: str | None = None):
+def cross_variant(mha, target, memory, src_lengths, bug: str | None = None):
     """Cross-attention with one known slip switched on (None: no slip)."""
     n, m = target.shape[1], memory.shape[1]
     pad = padding_mask(src_lengths, m)[:, None, None, :]  # (B, 1, 1, m)
@@ -408,6 +403,10 @@ def _cross_variant(mha, target, memory, src_lengths, bug: str | None = None):
         "causal_mask": pad & causal_mask(n, m),
     }.get(bug, pad)
     return mha(target, memory, memory, mask)  # (B, n, d_model), (B, h, n, m)
+
+
+def _cross_output_variant(mha, target, memory, src_lengths, bug: str) -> torch.Tensor:
+    return cross_variant(mha, target, memory, src_lengths, bug)[0]
 
 
 def check_cross_attention(fn: Callable) -> None:
@@ -433,27 +432,21 @@ def check_cross_attention(fn: Callable) -> None:
             mha = MultiHeadAttention(d_model, h).eval()
             target = torch.randn(B, n, d_model)
             memory = torch.randn(B, m, d_model)
-            expected, expected_weights = _cross_variant(mha, target, memory, lengths)
+            expected, expected_weights = cross_variant(mha, target, memory, lengths)
             result = call_learner(fn, case, mha, target.clone(), memory.clone(), list(lengths))
             got = result[0] if isinstance(result, (tuple, list)) else result
             if isinstance(got, torch.Tensor) and n != m and tuple(got.shape) == (B, m, d_model):
                 raise AssertionError(
                     f"on {case}, the output has shape {tuple(got.shape)} = (B, m, d_model), one "
-                    f"row per memory token: {_CROSS_BUGS['q_from_encoder']}"
+                    f"row per memory token: {CROSS_SLIPS['q_from_encoder']}"
                 )
             require_shape(got, expected.shape, case, "the output")
-            if not close(got, expected):
-                for bug, message in _CROSS_BUGS.items():
-                    slip, _ = _cross_variant(mha, target, memory, lengths, bug)
-                    if slip.shape == got.shape and close(got, slip):
-                        raise AssertionError(f"on {case}, {message}")
-                if torch.isnan(got).any():
-                    raise AssertionError(f"on {case}, the output contains NaN")
-                worst = (got.double() - expected.double()).abs().max().item()
-                raise AssertionError(
-                    f"on {case}, the output is off by up to {worst:.3g} from "
-                    f"mha(target, memory, memory, source padding mask)"
-                )
+            diagnose(
+                got, expected, case, "the output",
+                "mha(target, memory, memory, source padding mask)",
+                CROSS_SLIPS, partial(_cross_output_variant, mha, target, memory, lengths),
+                nan_hint=NAN_SCORES,
+            )
             if isinstance(result, (tuple, list)) and len(result) > 1 and result[1] is not None:
                 weights = result[1]
                 if (
@@ -463,7 +456,7 @@ def check_cross_attention(fn: Callable) -> None:
                 ):
                     raise AssertionError(
                         f"on {case}, the weights have shape {tuple(weights.shape)} = "
-                        f"(B, h, n, n): {_CROSS_BUGS['kv_from_decoder']}"
+                        f"(B, h, n, n): {CROSS_SLIPS['kv_from_decoder']}"
                     )
                 weights = require_shape(weights, expected_weights.shape, case, "the weights")
                 if not close(weights, expected_weights):
@@ -475,7 +468,7 @@ def check_cross_attention(fn: Callable) -> None:
 
 # --- check_repeat_kv ------------------------------------------------------------------------
 
-_REPEAT_KV_BUGS = {
+REPEAT_KV_SLIPS = {
     "tiled": (
         "the K/V heads are tiled (repeat): query head i must use K/V head "
         "i // (num_heads // num_kv_heads), so each K/V head is repeated for its group "
@@ -484,7 +477,7 @@ _REPEAT_KV_BUGS = {
 }
 
 
-def _repeat_kv_variant(kv: torch.Tensor, num_heads: int, bug: str | None = None):
+def repeat_kv_variant(kv: torch.Tensor, num_heads: int, bug: str | None = None):
     group = num_heads // kv.shape[1]
     if bug == "tiled":
         return kv.repeat(1, group, 1, 1)  # (B, h, m, d_k), heads in the wrong order
@@ -507,7 +500,7 @@ def check_repeat_kv(fn: Callable) -> None:
     ]
     for case, shape, num_heads in cases:
         kv = torch.randn(shape, generator=g)
-        expected = _repeat_kv_variant(kv, num_heads)
+        expected = repeat_kv_variant(kv, num_heads)
         got = call_learner(fn, case, kv.clone(), num_heads)
         if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(kv.shape) != tuple(
             expected.shape
@@ -529,8 +522,8 @@ def check_repeat_kv(fn: Callable) -> None:
         require_shape(got, expected.shape, case)
         if torch.equal(got, expected):
             continue
-        for bug, message in _REPEAT_KV_BUGS.items():
-            if torch.equal(got, _repeat_kv_variant(kv, num_heads, bug)):
+        for bug, message in REPEAT_KV_SLIPS.items():
+            if torch.equal(got, repeat_kv_variant(kv, num_heads, bug)):
                 raise AssertionError(f"on {case}, {message}")
         raise AssertionError(
             f"on {case}, the result differs from kv.repeat_interleave(num_heads // h_kv, dim=1)"

@@ -10,9 +10,9 @@ from functools import lru_cache
 
 import torch
 
-from attention_qa.checks.attention import _attention_variant, check_attention
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.checks.attention import attention_variant, check_attention
 from attention_qa.masks import padding_mask
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 
 # label → (switch of the slip model, softmax axis)
 BUGS = {
@@ -45,7 +45,7 @@ def checker_verdict(bug: str) -> str:
     switch, dim = BUGS[bug]
 
     def attention(q, k, v, mask=None):
-        return _attention_variant(q, k, v, mask, switch, dim)
+        return attention_variant(q, k, v, mask, switch, dim)
 
     try:
         check_attention(attention)
@@ -65,8 +65,8 @@ def bug_frame(bug: str, n: int, m: int) -> Frame:
             "see its weights."
         )
     q, k, v, mask = bug_inputs(n, m)
-    expected, weights = _attention_variant(q, k, v, mask)  # (n, d_v), (n, m)
-    got, bug_weights = _attention_variant(q, k, v, mask, switch, dim)
+    expected, weights = attention_variant(q, k, v, mask)  # (n, d_v), (n, m)
+    got, bug_weights = attention_variant(q, k, v, mask, switch, dim)
     weight_error = (bug_weights - weights).abs().max().item()
     output_error = (got - expected).abs().max().item()
     row_sums_ok = torch.allclose(bug_weights.sum(-1), torch.ones(n), atol=1e-5)

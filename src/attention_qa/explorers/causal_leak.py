@@ -7,62 +7,17 @@ True = may attend, as everywhere in the package.
 """
 
 import numpy as np
-import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
-from attention_qa.masks import causal_mask
-from attention_qa.multihead import MultiHeadAttention
+from attention_qa.causality import (  # noqa: F401  (variant_mask re-exported)
+    LEAK_CHANGE_TOL,
+    LEAK_MASK_NAMES,
+    LEAK_SEQ_LEN,
+    output_change,
+    variant_mask,
+)
+from attention_qa.panel import Control, Explorer, Frame, View
 
-SEQ_LEN = 8
-D_MODEL = 16
-VOCAB = 20
-CHANGE_TOL = 1e-6  # a |Δ output| above this counts as a change
-
-# name → (n, n) boolean mask, True = may attend
-MASK_VARIANTS = {
-    "correct": lambda n: causal_mask(n),
-    "none": lambda n: torch.ones(n, n, dtype=torch.bool),
-    "transposed": lambda n: causal_mask(n).T,
-    # triu(ones, diagonal=1) marks the future to block; passed where True means keep, it
-    # lets each position see only the future.
-    "block mask read as keep": lambda n: torch.triu(torch.ones(n, n, dtype=torch.bool), 1),
-    # The matrix seed 003 prints: triu(ones, diagonal=0) blocks the diagonal too.
-    "diagonal blocked": lambda n: ~torch.triu(torch.ones(n, n, dtype=torch.bool), 0),
-}
-MASK_NAMES = tuple(MASK_VARIANTS)
-
-
-def variant_mask(name: str, n: int = SEQ_LEN) -> torch.Tensor:
-    if name not in MASK_VARIANTS:
-        raise ValueError(f"mask must be one of {list(MASK_VARIANTS)}, got {name!r}")
-    return MASK_VARIANTS[name](n)  # (n, n)
-
-
-def one_layer(seed: int = 0):
-    """Token embeddings followed by one self-attention layer, with fixed random weights."""
-    torch.manual_seed(seed)
-    embed = torch.nn.Embedding(VOCAB, D_MODEL)
-    attn = MultiHeadAttention(D_MODEL, num_heads=2)
-    return embed, attn
-
-
-EMBED, ATTN = one_layer()
-TOKENS = torch.tensor([[3, 14, 7, 1, 9, 12, 5, 18]])  # (1, SEQ_LEN)
-
-
-@torch.no_grad()
-def output_change(position: int, mask_name: str) -> torch.Tensor:
-    """max |Δ output| per position, (SEQ_LEN,), when the token at ``position`` changes."""
-    if not 0 <= position < SEQ_LEN:
-        raise ValueError(f"position must lie in 0..{SEQ_LEN - 1}, got {position!r}")
-    mask = variant_mask(mask_name)
-    perturbed = TOKENS.clone()
-    perturbed[0, position] = (perturbed[0, position] + 1) % VOCAB
-    outs = []
-    for tokens in (TOKENS, perturbed):
-        x = EMBED(tokens)  # (1, n, d_model)
-        outs.append(ATTN(x, x, x, mask)[0])  # (1, n, d_model)
-    return (outs[1] - outs[0]).abs().amax(dim=-1)[0]  # (n,)
+SEQ_LEN, MASK_NAMES, CHANGE_TOL = LEAK_SEQ_LEN, LEAK_MASK_NAMES, LEAK_CHANGE_TOL
 
 
 def leak_frame(position: int, mask_name: str) -> Frame:

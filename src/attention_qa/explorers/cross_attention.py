@@ -10,9 +10,9 @@ grid, so its shape (n × m, n × n or m × m) can be read off the picture.
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 
 KINDS = ("encoder self", "decoder self (causal)", "cross (decoder → encoder)")
 SOURCE_LENGTHS = (4, 6, 8)

@@ -11,7 +11,8 @@ N³/3 score entries against N²/2.
 import numpy as np
 from matplotlib.patches import Patch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.costs import cumulative_scores, scores_per_step
+from attention_qa.panel import Control, Explorer, Frame, View
 
 MAX_STEPS = 16
 STEPS = tuple(range(1, MAX_STEPS + 1))
@@ -22,18 +23,6 @@ NEW = (0.267, 0.467, 0.667, 1.0)  # #4477aa: computed at this step and used
 WASTED = (0.8, 0.733, 0.267, 1.0)  # #ccbb44: computed at this step, then masked
 EARLIER = (0.733, 0.733, 0.733, 1.0)  # #bbbbbb: computed at an earlier step, not redone
 EMPTY = (1.0, 1.0, 1.0, 1.0)
-
-
-def scores_per_step(t: int, use_cache: bool) -> int:
-    """Score entries q·k computed at step t (per head and layer)."""
-    if not isinstance(t, int) or isinstance(t, bool) or t < 1:
-        raise ValueError(f"t must be a positive integer, got {t!r}")
-    return t if use_cache else t * t
-
-
-def cumulative_scores(steps: int, use_cache: bool) -> int:
-    """Score entries computed over steps 1..steps."""
-    return sum(scores_per_step(t, use_cache) for t in range(1, steps + 1))
 
 
 def step_grid(t: int, use_cache: bool) -> np.ndarray:

@@ -6,24 +6,13 @@ d_model → d_ff → d_model with biases, and two LayerNorms with a weight and a
 The counts match ``attention_qa.blocks.TransformerBlock``.
 """
 
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
-from attention_qa.validation import require_positive_int
+from attention_qa.costs import block_parameter_counts
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 
 D_MODEL_VALUES = (64, 128, 256, 512, 768, 1024, 2048, 4096)
 MULTIPLIERS = (0.5, 1, 2, 4, 8)
 PARTS = ("attention", "feed-forward", "LayerNorms")
 COLOURS = ("#4477aa", "#ee6677", "#228833")
-
-
-def block_parameter_counts(d_model: int, d_ff: int) -> dict[str, int]:
-    """Parameters of one block, by part: attention, feed-forward, LayerNorms."""
-    require_positive_int("d_model", d_model)
-    require_positive_int("d_ff", d_ff)
-    return {
-        "attention": 4 * d_model * d_model + 4 * d_model,  # W_Q, W_K, W_V, W_O and biases
-        "feed-forward": 2 * d_model * d_ff + d_ff + d_model,  # W_1, b_1, W_2, b_2
-        "LayerNorms": 2 * 2 * d_model,  # weight and bias of two norms
-    }
 
 
 def ffn_share_frame(d_model: int, multiplier: float) -> Frame:

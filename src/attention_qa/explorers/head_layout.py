@@ -10,7 +10,7 @@ so that each head's (n, d_k) block is one run of memory.
 import torch
 from matplotlib.colors import ListedColormap
 
-from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.panel import Control, Explorer, Frame, View
 
 D_MODEL = 8
 HEAD_COUNTS = (1, 2, 4, 8)

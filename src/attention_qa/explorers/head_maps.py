@@ -7,8 +7,8 @@ random embeddings plus sinusoidal positions; the panel shows every head's n × n
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
 from attention_qa.multihead import MultiHeadAttention
+from attention_qa.panel import Control, Explorer, Frame, View
 from attention_qa.positional import sinusoidal_encoding
 
 D_MODEL = 32

@@ -9,29 +9,14 @@ head's width d_k = d/h, and with it the rank of a head's score matrix, at most d
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
-from attention_qa.multihead import MultiHeadAttention, attention_flops
+from attention_qa.costs import attention_flops
+from attention_qa.multihead import head_scores
+from attention_qa.panel import Control, Explorer, Frame, View
 
 D_MODEL = 64
 HEAD_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 LENGTHS = (16, 32, 64, 128)
 SV_FLOOR = 1e-12  # relative singular values below this are drawn at the floor
-
-
-def head_scores(num_heads: int, n: int, seed: int = 0) -> torch.Tensor:
-    """Raw scores Q_i K_iᵀ of every head, (h, n, n), in float64, for standard-normal tokens."""
-    torch.manual_seed(seed)
-    mha = MultiHeadAttention(D_MODEL, num_heads).double()
-    with torch.no_grad():
-        for layer in (mha.w_q, mha.w_k):
-            # Unit-variance q and k components, the assumption behind the 1/√d_k scaling.
-            layer.weight.normal_(0, D_MODEL**-0.5)
-    x = torch.randn(n, D_MODEL, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    d_k = D_MODEL // num_heads
-    with torch.no_grad():
-        q = mha.w_q(x).view(n, num_heads, d_k).transpose(0, 1)  # (h, n, d_k)
-        k = mha.w_k(x).view(n, num_heads, d_k).transpose(0, 1)  # (h, n, d_k)
-    return q @ k.transpose(-2, -1)  # (h, n, n)
 
 
 def head_split_frame(num_heads: int, n: int) -> Frame:

@@ -8,7 +8,6 @@ are computed over a fixed batch of inputs, so they describe the head, not the on
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
 from attention_qa.heads import (
     CONTENT_THRESHOLD,
     NUM_PROBE_INPUTS,
@@ -18,6 +17,7 @@ from attention_qa.heads import (
     pattern_scores,
     sum_model_maps,
 )
+from attention_qa.panel import Control, Explorer, Frame, View
 
 HEADS = ((0, 0), (0, 1), (1, 0), (1, 1))
 HEAD_LABELS = tuple(f"layer {layer}, head {head}" for layer, head in HEADS)

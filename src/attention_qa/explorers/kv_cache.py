@@ -20,16 +20,10 @@ Configurations, as published:
   (openai-community/gpt2). Its 12 heads cannot form 8 groups, which the panel refuses.
 """
 
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
-from attention_qa.multihead import kv_cache_bytes
+from attention_qa.costs import MODEL_PRESETS, kv_cache_bytes
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 
-# name: (layers, query heads, published K/V heads, d_head)
-PRESETS = {
-    "Llama-2-7B": (32, 32, 32, 128),
-    "Llama-2-70B": (80, 64, 8, 128),
-    "Mistral-7B": (32, 32, 8, 128),
-    "GPT-2 small": (12, 12, 12, 64),
-}
+PRESETS = MODEL_PRESETS
 CHOICES = ("MHA", "GQA-8", "MQA")
 SEQ_LENS = (4096, 32768, 131072)
 DTYPE_BYTES = (4, 2, 1)

@@ -14,27 +14,14 @@ are exact for the operations named below, with a multiply-add counted as 2 FLOPs
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
-from attention_qa.validation import require_positive_int
+from attention_qa.costs import KERNEL, layer_flops
+from attention_qa.panel import Control, Explorer, Frame, View
 
 N_VALUES = (16, 64, 256, 1024, 4096, 16384)
 D_VALUES = (64, 128, 256, 512, 1024, 2048)
-KERNEL = 3
 LAYERS = ("self-attention", "recurrent", f"convolution (k = {KERNEL})")
 COLOURS = ("#4477aa", "#ee6677", "#228833")
 Y_RANGE = (1e4, 1e13)
-
-
-def layer_flops(n: int, d: int, kernel: int = KERNEL) -> dict[str, int]:
-    """FLOPs of one layer of each kind on a sequence of n vectors of width d."""
-    require_positive_int("n", n)
-    require_positive_int("d", d)
-    require_positive_int("kernel", kernel)
-    return {
-        "self-attention": 4 * n * n * d,
-        "recurrent": 4 * n * d * d,
-        f"convolution (k = {kernel})": 2 * kernel * n * d * d,
-    }
 
 
 def costs_frame(n: int, d: int) -> Frame:

@@ -11,8 +11,8 @@ import torch
 from matplotlib import colormaps
 from matplotlib.colors import ListedColormap
 
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
 from attention_qa.masks import causal_mask, combine_masks, padding_mask
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 
 MASK_TYPES = ("none", "padding", "causal", "padding + causal")
 VALID_LENGTHS = (1, 2, 3, 4, 5, 6, 7, 8)

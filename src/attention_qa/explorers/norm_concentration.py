@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.panel import Control, Explorer, Frame, View
 
 D_VALUES = tuple(2**i for i in range(13))  # 1 … 4096
 NUM_SAMPLES = 4000

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 
 BLOCK_SIZES = (4, 8, 16)
 KEY_COUNTS = (16, 32, 64)

@@ -10,51 +10,27 @@ import math
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
-from attention_qa.explorers.saturation import scale_for
-from attention_qa.masks import causal_mask, padding_mask
-from attention_qa.saturation import saturation_stats
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.saturation import (
+    PLAYGROUND_MASKS,
+    playground_weights,
+    saturation_stats,
+    valid_length,
+)
 
 D_K_VALUES = (4, 64, 512)
 HEAD_COUNTS = (1, 4)
-MASKS = ("none", "padding", "causal")
+MASKS = PLAYGROUND_MASKS
 SCALINGS = ("none", "1/√d_k", "1/d_k")
 LENGTHS = (8, 16)
 MAX_HEADS = max(HEAD_COUNTS)
 
 
-def valid_length(n: int) -> int:
-    """With the padding mask, the last quarter of the n keys is padding."""
-    return n - n // 4
-
-
-def playground_weights(d_k: int, heads: int, mask: str, scaling: str, n: int, seed: int = 0):
-    """Return ``(scores, weights)``, each (heads, n, n), masked scores at the dtype's minimum.
-
-    Any positive d_k, heads and n work, not only the panel's values.
-    """
-    for name, value in (("d_k", d_k), ("heads", heads), ("n", n)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InvalidSetting(f"{name} must be a positive integer, got {value!r}")
-    if mask not in MASKS:
-        raise InvalidSetting(f"mask must be one of {MASKS}, got {mask!r}")
-    if mask == "padding" and n < 2:
-        raise InvalidSetting("a padding mask needs at least 2 tokens, one real and one padding")
-    g = torch.Generator().manual_seed(seed)
-    q = torch.randn(heads, n, d_k, generator=g)  # (h, n, d_k)
-    k = torch.randn(heads, n, d_k, generator=g)  # (h, m, d_k), m = n
-    scores = (q @ k.transpose(-2, -1)) * scale_for(scaling, d_k)  # (h, n, m)
-    keep = {
-        "none": torch.ones(n, n, dtype=torch.bool),
-        "padding": padding_mask([valid_length(n)], n),  # (1, m): keys only
-        "causal": causal_mask(n),  # (n, m)
-    }[mask]
-    scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)  # (h, n, m)
-    return scores, torch.softmax(scores, dim=-1)  # (h, n, m) each
-
-
 def playground_frame(d_k: int, heads: int, mask: str, scaling: str, n: int) -> Frame:
-    scores, weights = playground_weights(d_k, heads, mask, scaling, n)
+    try:
+        scores, weights = playground_weights(d_k, heads, mask, scaling, n)
+    except ValueError as err:  # any value off the panel's grid may reach here
+        raise InvalidSetting(str(err)) from None
     stats = {name: value.mean(-1) for name, value in saturation_stats(scores).items()}  # (h,)
     figures = {}
     for i in range(heads):

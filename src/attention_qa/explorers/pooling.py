@@ -9,8 +9,8 @@ lookup of the nearest key's value.
 
 import torch
 
-from attention_qa.attention import attention_pooling
-from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.attention import attention_pooling, pooling_toy_data, pooling_true_function
+from attention_qa.panel import Control, Explorer, Frame, View
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.8, 1.2, 2.0)
 QUERY_POSITIONS = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5)
@@ -18,20 +18,9 @@ NUM_KEYS = 40
 X_RANGE = (0.0, 5.0)
 
 
-def true_function(x: torch.Tensor) -> torch.Tensor:
-    """The curve the toy data are drawn around."""
-    return 2 * torch.sin(x) + 0.5 * x
-
-
-def toy_data(num_keys: int = NUM_KEYS, seed: int = 0):
-    """Keys x_j sorted in [0, 5] and values y_j = f(x_j) + noise, both (m,)."""
-    g = torch.Generator().manual_seed(seed)
-    keys = torch.rand(num_keys, generator=g).mul(X_RANGE[1]).sort().values  # (m,)
-    values = true_function(keys) + 0.3 * torch.randn(num_keys, generator=g)  # (m,)
-    return keys, values
-
-
-KEYS, VALUES = toy_data()
+true_function = pooling_true_function  # the names chapters used before
+toy_data = pooling_toy_data
+KEYS, VALUES = pooling_toy_data(NUM_KEYS)
 GRID = torch.linspace(*X_RANGE, 201)  # (n,) queries at which the fitted curve is drawn
 
 

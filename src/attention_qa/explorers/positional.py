@@ -8,18 +8,12 @@ Every row has norm √(d_model/2), so this is the dot product divided by d_model
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, InvalidSetting, View
-from attention_qa.positional import sinusoidal_encoding
+from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.positional import similarity_to, sinusoidal_encoding
 
 NUM_POSITIONS = 128
 D_MODEL_VALUES = (4, 8, 16, 32, 64, 128, 256, 512)
 POSITION_VALUES = (0, 16, 32, 48, 64, 80, 96, 112)
-
-
-def similarity_to(position: int, d_model: int, num_positions: int = NUM_POSITIONS):
-    """Cosine similarity of PE(position) with PE(q) for q = 0 … num_positions − 1."""
-    pe = sinusoidal_encoding(num_positions, d_model)  # (num_positions, d_model)
-    return pe @ pe[position] / (d_model / 2)  # (num_positions,)
 
 
 def positional_frame(d_model: int, position: int) -> Frame:

@@ -9,29 +9,18 @@ import math
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
-from attention_qa.saturation import saturation_stats
+from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.plots import key_edges, sorted_weights_axes
+from attention_qa.saturation import (  # noqa: F401  (scale_for re-exported)
+    SCALINGS,
+    saturation_stats,
+    scale_for,
+    scaled_scores,
+)
 
 D_K_VALUES = tuple(2**i for i in range(11))  # 1 … 1024
-SCALINGS = ("none", "1/√d_k", "1/d_k")
 KEY_COUNTS = (8, 32, 128)
 NUM_QUERIES = 256
-
-
-def scale_for(scaling: str, d_k: int) -> float:
-    """The factor the raw scores q·k are multiplied by."""
-    factors = {"none": 1.0, "1/√d_k": 1 / math.sqrt(d_k), "1/d_k": 1 / d_k}
-    if scaling not in factors:
-        raise ValueError(f"scaling must be one of {list(factors)}, got {scaling!r}")
-    return factors[scaling]
-
-
-def scaled_scores(d_k: int, scaling: str, m: int, n: int = NUM_QUERIES, seed: int = 0):
-    """Scores of n random queries against m random keys, unit-variance components."""
-    g = torch.Generator().manual_seed(seed)
-    q = torch.randn(n, d_k, generator=g)  # (n, d_k)
-    k = torch.randn(m, d_k, generator=g)  # (m, d_k)
-    return (q @ k.T) * scale_for(scaling, d_k)  # (n, m)
 
 
 SCORE_RANGE = 12.0  # the histogram's fixed x-range; scores beyond it pile into the end bins
@@ -59,25 +48,6 @@ def saturation_frame(d_k: int, scaling: str, m: int) -> Frame:
         "Jacobian norm": f"{stats['jacobian_norm']:.3f}",
     }
     return Frame(data=data, figures=figures)
-
-
-def sorted_weights_axes(ax):
-    """Axes for one query's m weights, largest first, over [0, 1]; returns the 1/m line."""
-    (uniform,) = ax.plot([0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1,
-                         animated=True)
-    ax.set(
-        title="weights of one query, largest first",
-        xlabel="keys, sorted (fraction of m)",
-        ylabel="weight",
-        xlim=(0, 1),
-        ylim=(0, 1.02),
-    )
-    return uniform
-
-
-def key_edges(m: int):
-    """Edges of m equal steps over [0, 1], for a stairs plot of m sorted weights."""
-    return torch.linspace(0, 1, m + 1).numpy()
 
 
 class SaturationView(View):

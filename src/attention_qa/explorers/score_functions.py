@@ -9,13 +9,9 @@ saturates softmax; dividing by √d_k keeps it at variance 1 (Vaswani et al., 20
 
 import math
 
-import torch
-
-from attention_qa.attention import AdditiveAttention
-from attention_qa.explorer import Control, Explorer, Frame, View
-from attention_qa.explorers.saturation import key_edges, sorted_weights_axes
-from attention_qa.saturation import saturation_stats
-from attention_qa.validation import require_positive_int
+from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.plots import key_edges, sorted_weights_axes
+from attention_qa.saturation import saturation_stats, score_function_weights
 
 D_K_VALUES = tuple(2**i for i in range(11))  # 1 … 1024
 KEY_COUNTS = (8, 32, 128)
@@ -23,32 +19,6 @@ NUM_QUERIES = 256
 D_HIDDEN = 64
 METHODS = ("additive", "dot", "scaled dot")
 COLOURS = {"additive": "#228833", "dot": "#ee6677", "scaled dot": "#4477aa"}
-
-
-def score_function_weights(
-    d_k: int, m: int, n: int = NUM_QUERIES, d_hidden: int = D_HIDDEN, seed: int = 0
-) -> dict[str, torch.Tensor]:
-    """Attention weights, each (n, m), of the three score functions on the same q and k.
-
-    q (n, d_k) and k (m, d_k) are standard normal, drawn from ``seed``; the additive
-    module is initialised from ``seed`` too, without touching the global random state.
-    """
-    for name, value in (("d_k", d_k), ("m", m), ("n", n), ("d_hidden", d_hidden)):
-        require_positive_int(name, value)
-    g = torch.Generator().manual_seed(seed)
-    q = torch.randn(n, d_k, generator=g)  # (n, d_k)
-    k = torch.randn(m, d_k, generator=g)  # (m, d_k)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        additive = AdditiveAttention(d_k, d_k, d_hidden)
-    with torch.no_grad():
-        _, additive_weights = additive(q, k, torch.zeros(m, 1))  # (n, m)
-    dots = q @ k.T  # (n, m)
-    return {
-        "additive": additive_weights,
-        "dot": torch.softmax(dots, dim=-1),
-        "scaled dot": torch.softmax(dots / math.sqrt(d_k), dim=-1),
-    }
 
 
 def score_function_frame(d_k: int, m: int) -> Frame:

@@ -11,7 +11,7 @@ from matplotlib import colormaps
 from matplotlib.collections import PolyCollection
 
 from attention_qa.attention import scaled_dot_product_attention
-from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.panel import Control, Explorer, Frame, View
 
 N_VALUES = (1, 2, 4, 6)
 M_VALUES = (2, 4, 6)

@@ -5,45 +5,21 @@ Scores q·k_j, scaled by 1/√d_k (or not), softmax into weights, and the weight
 number can be printed: 3 tokens with d_model = d_k = d_v = 4.
 """
 
-import math
 
 import torch
 
-from attention_qa.explorer import Control, Explorer, Frame, View
+from attention_qa.attention import (  # noqa: F401  (worked_example re-exported)
+    WORKED_SCALINGS,
+    WORKED_TOKENS,
+    worked_example,
+    worked_steps,
+)
+from attention_qa.panel import Control, Explorer, Frame, View
 
-TOKENS = ("the", "cat", "sat")
-SCALINGS = ("÷√d_k", "none")
+TOKENS = WORKED_TOKENS
+SCALINGS = WORKED_SCALINGS
+steps = worked_steps  # the name used before
 COLOURS = ("#4477aa", "#ee6677", "#228833")  # one per key token
-
-
-def worked_example():
-    """The token vectors X (3, 4) and projections W_Q, W_K, W_V (4, 4), one decimal each."""
-    X = torch.tensor(
-        [
-            [1.0, 0.0, 1.0, 0.0],  # the
-            [0.0, 2.0, 0.0, 1.0],  # cat
-            [1.0, 1.0, 0.0, 1.0],  # sat
-        ]
-    )  # (n, d_model)
-    g = torch.Generator().manual_seed(17)
-    W_Q, W_K, W_V = (
-        torch.randn(4, 4, generator=g).round(decimals=1) + 0.0 for _ in range(3)
-    )  # (d_model, d_k) each; d_v = d_k = 4 here; + 0.0 turns −0.0 into 0.0
-    return X, W_Q, W_K, W_V
-
-
-def steps(token: int, scaling: str = "÷√d_k") -> dict[str, torch.Tensor]:
-    """Every intermediate of one query: scores (m,), scaled (m,), weights (m,), parts (m, d_v)."""
-    if scaling not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}, got {scaling!r}")
-    X, W_Q, W_K, W_V = worked_example()
-    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (n, d_k), (m, d_k), (m, d_v)
-    scores = K @ Q[token]  # (m,)
-    scaled = scores / math.sqrt(K.shape[-1]) if scaling == "÷√d_k" else scores
-    weights = torch.softmax(scaled, dim=-1)  # (m,)
-    parts = weights[:, None] * V  # (m, d_v): p_j v_j
-    return {"scores": scores, "scaled": scaled, "weights": weights, "parts": parts,
-            "output": parts.sum(dim=0)}
 
 
 def _ranges():

@@ -4,31 +4,16 @@ Press and Wolf (2017), "Using the Output Embedding to Improve Language Models", 
 Vaswani et al. (2017, §3.4) use one vocab_size × d_model matrix both to embed tokens and,
 transposed, to turn the last hidden states into logits. The model here is a stack of
 NUM_BLOCKS Transformer blocks with d_ff = 4·d_model (counted as in
-``attention_qa.explorers.ffn_share.block_parameter_counts``) between the two.
+``attention_qa.costs.block_parameter_counts``) between the two.
 """
 
-from attention_qa.explorer import Control, Explorer, Frame, View
-from attention_qa.explorers.ffn_share import block_parameter_counts
-from attention_qa.validation import require_positive_int
+from attention_qa.costs import NUM_BLOCKS, model_parameter_counts
+from attention_qa.panel import Control, Explorer, Frame, View
 
 VOCAB_VALUES = (8_000, 16_000, 32_000, 37_000, 50_257, 128_000)
 D_MODEL_VALUES = (128, 256, 512, 768, 1024, 2048)
-NUM_BLOCKS = 6
 SEGMENTS = ("input embedding", "blocks", "output projection")
 COLOURS = ("#4477aa", "#bbbbbb", "#ee6677")
-
-
-def model_parameter_counts(vocab_size: int, d_model: int, tied: bool,
-                           num_blocks: int = NUM_BLOCKS) -> dict[str, int]:
-    """Parameters by part; a tied output projection adds nothing of its own."""
-    require_positive_int("vocab_size", vocab_size)
-    require_positive_int("d_model", d_model)
-    require_positive_int("num_blocks", num_blocks)
-    return {
-        "input embedding": vocab_size * d_model,
-        "blocks": num_blocks * sum(block_parameter_counts(d_model, 4 * d_model).values()),
-        "output projection": 0 if tied else vocab_size * d_model,
-    }
 
 
 def tying_frame(vocab_size: int, d_model: int) -> Frame:

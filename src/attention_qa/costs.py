@@ -1,0 +1,116 @@
+"""What attention and a Transformer cost: parameters, FLOPs, cache bytes, score entries.
+
+Closed-form counts, each checked against PyTorch (``torch.utils.flop_counter``, the
+parameters of the package's modules) in the tests:
+
+- ``attention_flops``: one multi-head attention forward (Vaswani et al., 2017, §3.2.2);
+- ``layer_flops``: one self-attention, recurrent or convolutional layer, the comparison of
+  Vaswani et al. (2017), Table 1;
+- ``block_parameter_counts`` and ``model_parameter_counts``: a Transformer block and a
+  stack of them between tied or untied embeddings (Press & Wolf, 2017);
+- ``kv_cache_bytes``, ``scores_per_step`` and ``cumulative_scores``: what decoding with
+  and without a K/V cache keeps and computes (Pope et al., 2022);
+- ``MODEL_PRESETS``: the attention shapes of a few published models.
+
+A multiply-add counts as 2 FLOPs throughout, as ``torch.utils.flop_counter`` counts it.
+"""
+
+from attention_qa.validation import require_positive_int
+
+KERNEL = 3  # the convolution width of layer_flops' third layer
+NUM_BLOCKS = 6  # the 2017 paper's encoder depth, model_parameter_counts' default
+
+# name: (layers, query heads, published K/V heads, d_head), from the models' papers and cards
+MODEL_PRESETS = {
+    "Llama-2-7B": (32, 32, 32, 128),
+    "Llama-2-70B": (80, 64, 8, 128),
+    "Mistral-7B": (32, 32, 8, 128),
+    "GPT-2 small": (12, 12, 12, 64),
+}
+
+
+def attention_flops(batch: int, n: int, m: int, d_model: int) -> int:
+    """FLOPs of one multi-head attention forward (as many K/V heads as query heads).
+
+    A multiply-add counts as 2 FLOPs.
+
+    Counts the matrix products only: Q projection on n tokens (2·B·n·d²), K and V projections
+    on m tokens (2 · 2·B·m·d²), scores Q Kᵀ (2·B·n·m·d, summed over the heads since
+    h · d_k = d), weights × V (2·B·n·m·d) and the output projection (2·B·n·d²). Bias adds,
+    scaling, masking and the softmax are O(B·h·n·m) or less and are left out, as
+    ``torch.utils.flop_counter.FlopCounterMode`` leaves them out, so the number does not
+    depend on h. For n = m it equals ``4·B·n·d·(2d + n)``: the n² term overtakes the d² term
+    once n > 2d.
+    """
+    for name, value in (("batch", batch), ("n", n), ("m", m), ("d_model", d_model)):
+        require_positive_int(name, value)
+    d = d_model
+    projections = 2 * batch * (n * d * d + 2 * m * d * d + n * d * d)  # W_Q, W_K, W_V, W_O
+    attention = 2 * batch * (2 * n * m * d)  # Q Kᵀ and weights × V
+    return projections + attention
+
+
+def layer_flops(n: int, d: int, kernel: int = KERNEL) -> dict[str, int]:
+    """FLOPs of one layer of each kind on a sequence of n vectors of width d."""
+    require_positive_int("n", n)
+    require_positive_int("d", d)
+    require_positive_int("kernel", kernel)
+    return {
+        "self-attention": 4 * n * n * d,
+        "recurrent": 4 * n * d * d,
+        f"convolution (k = {kernel})": 2 * kernel * n * d * d,
+    }
+
+
+def block_parameter_counts(d_model: int, d_ff: int) -> dict[str, int]:
+    """Parameters of one block, by part: attention, feed-forward, LayerNorms."""
+    require_positive_int("d_model", d_model)
+    require_positive_int("d_ff", d_ff)
+    return {
+        "attention": 4 * d_model * d_model + 4 * d_model,  # W_Q, W_K, W_V, W_O and biases
+        "feed-forward": 2 * d_model * d_ff + d_ff + d_model,  # W_1, b_1, W_2, b_2
+        "LayerNorms": 2 * 2 * d_model,  # weight and bias of two norms
+    }
+
+
+def model_parameter_counts(vocab_size: int, d_model: int, tied: bool,
+                           num_blocks: int = NUM_BLOCKS) -> dict[str, int]:
+    """Parameters by part; a tied output projection adds nothing of its own."""
+    require_positive_int("vocab_size", vocab_size)
+    require_positive_int("d_model", d_model)
+    require_positive_int("num_blocks", num_blocks)
+    return {
+        "input embedding": vocab_size * d_model,
+        "blocks": num_blocks * sum(block_parameter_counts(d_model, 4 * d_model).values()),
+        "output projection": 0 if tied else vocab_size * d_model,
+    }
+
+
+def kv_cache_bytes(num_layers: int, num_kv_heads: int, d_head: int, seq_len: int,
+                   batch: int = 1, bytes_per_element: int | float = 2) -> int | float:
+    """Bytes of the K/V cache: ``2 · layers · kv_heads · d_head · seq_len · batch · bytes``.
+
+    The leading 2 is for K and V. ``bytes_per_element`` is 2 for float16/bfloat16, 4 for
+    float32, 1 for int8 (0.5 for 4-bit). Fewer K/V heads (GQA, MQA) shrink it in proportion.
+    """
+    for name, value in (("num_layers", num_layers), ("num_kv_heads", num_kv_heads),
+                        ("d_head", d_head), ("seq_len", seq_len), ("batch", batch)):
+        require_positive_int(name, value)
+    if (isinstance(bytes_per_element, bool) or not isinstance(bytes_per_element, (int, float))
+            or not bytes_per_element > 0):
+        raise ValueError(
+            f"bytes_per_element must be a positive number, got {bytes_per_element!r}"
+        )
+    return 2 * num_layers * num_kv_heads * d_head * seq_len * batch * bytes_per_element
+
+
+def scores_per_step(t: int, use_cache: bool) -> int:
+    """Score entries q·k computed at step t (per head and layer)."""
+    if not isinstance(t, int) or isinstance(t, bool) or t < 1:
+        raise ValueError(f"t must be a positive integer, got {t!r}")
+    return t if use_cache else t * t
+
+
+def cumulative_scores(steps: int, use_cache: bool) -> int:
+    """Score entries computed over steps 1..steps."""
+    return sum(scores_per_step(t, use_cache) for t in range(1, steps + 1))

@@ -1,0 +1,96 @@
+"""attention_qa.costs: every closed-form count against PyTorch's own modules and counters."""
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from attention_qa.blocks import TransformerBlock
+from attention_qa.costs import (
+    MODEL_PRESETS,
+    block_parameter_counts,
+    cumulative_scores,
+    layer_flops,
+    model_parameter_counts,
+    scores_per_step,
+)
+
+
+def counted(fn, *args):
+    with FlopCounterMode(display=False) as counter:
+        fn(*args)
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("n, d", [(8, 16), (32, 8)])
+def test_layer_flops_match_pytorchs_flop_counter(n, d):
+    x = torch.randn(n, d)
+    U, W = torch.randn(d, d), torch.randn(d, d)
+    conv = torch.nn.Conv1d(d, d, kernel_size=3, padding=1, bias=False)
+
+    def attention(x):
+        return torch.softmax(x @ x.T, dim=-1) @ x
+
+    def recurrent(x):
+        h = torch.zeros(1, d)
+        for t in range(n):
+            h = torch.tanh(x[t : t + 1] @ U + h @ W)
+        return h
+
+    expected = layer_flops(n, d, kernel=3)
+    assert counted(attention, x) == expected["self-attention"]
+    assert counted(recurrent, x) == expected["recurrent"]
+    assert counted(conv, x.T.unsqueeze(0)) == expected["convolution (k = 3)"]
+
+
+def test_layer_flops_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        layer_flops(0, 8)
+
+
+@pytest.mark.parametrize("d_model, d_ff", [(8, 32), (16, 8), (32, 64)])
+def test_block_parameter_counts_match_the_package_block(d_model, d_ff):
+    block = TransformerBlock(d_model, 4, d_ff)
+    counts = block_parameter_counts(d_model, d_ff)
+    assert counts["attention"] == sum(p.numel() for p in block.attn.parameters())
+    assert counts["feed-forward"] == sum(p.numel() for p in block.ffn.parameters())
+    assert sum(counts.values()) == sum(p.numel() for p in block.parameters())
+
+
+def test_block_parameter_counts_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="d_ff must be a positive integer"):
+        block_parameter_counts(8, 0)
+
+
+def test_decode_score_counts_match_closed_forms():
+    for n in range(1, 17):
+        assert cumulative_scores(n, True) == n * (n + 1) // 2
+        assert cumulative_scores(n, False) == n * (n + 1) * (2 * n + 1) // 6
+        assert scores_per_step(n, True) == n and scores_per_step(n, False) == n * n
+    with pytest.raises(ValueError, match="t must be a positive integer"):
+        scores_per_step(0, True)
+
+
+def test_model_presets_are_consistent_attention_shapes():
+    for layers, heads, kv_heads, d_head in MODEL_PRESETS.values():
+        assert layers > 0 and heads % kv_heads == 0 and d_head in (64, 128)
+
+
+def test_model_parameter_counts_match_real_modules():
+    vocab, d, layers = 100, 16, 2
+    emb = nn.Embedding(vocab, d)
+    blocks = nn.ModuleList(TransformerBlock(d, 4, 4 * d) for _ in range(layers))
+    out = nn.Linear(d, vocab, bias=False)
+    counts = model_parameter_counts(vocab, d, tied=False, num_blocks=layers)
+    assert counts["input embedding"] == emb.weight.numel()
+    assert counts["blocks"] == sum(p.numel() for p in blocks.parameters())
+    assert counts["output projection"] == out.weight.numel()
+    out.weight = emb.weight  # tied: the module list holds the matrix once
+    model = nn.ModuleList([emb, blocks, out])
+    tied = model_parameter_counts(vocab, d, tied=True, num_blocks=layers)
+    assert sum(tied.values()) == sum(p.numel() for p in model.parameters())
+
+
+def test_model_parameter_counts_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="vocab_size must be a positive integer"):
+        model_parameter_counts(0, 8, tied=True)

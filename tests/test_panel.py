@@ -1,0 +1,97 @@
+"""The panel engine (attention_qa.panel): frames, static HTML, live widget, on a toy explorer."""
+
+
+import pytest
+
+from attention_qa.panel import (
+    Control,
+    Explorer,
+    Frame,
+    InvalidSetting,
+    View,
+    frames_payload,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class LineView(View):
+    figsize = (3, 2)
+
+    def setup(self, fig):
+        ax = fig.subplots()
+        (self.line,) = ax.plot([0, 1], [0, 0], animated=True)
+        ax.set_ylim(-5, 5)
+
+    def update(self, data):
+        self.line.set_ydata([0, data])
+
+
+def toy_compute(a, b):
+    if a == 0 and b == "broken":
+        raise InvalidSetting("a = 0 cannot be combined with 'broken'")
+    if a == 2 and b == "crash":
+        raise ZeroDivisionError("division by zero")
+    return Frame(data=a, figures={"a": str(a), "b": b})
+
+
+def toy(**kwargs):
+    return Explorer(
+        "Toy",
+        [Control("a", "a", (0, 1, 2)), Control("b", "b", ("ok", "broken", "crash"))],
+        toy_compute,
+        LineView(),
+        **kwargs,
+    )
+
+
+def test_invalid_setting_shows_its_message():
+    explorer = Explorer(
+        "Toy",
+        [Control("a", "a", (0, 1)), Control("b", "b", ("ok", "broken"))],
+        toy_compute,
+        LineView(),
+    )
+    payload = frames_payload(explorer.to_html())
+    broken = payload["frames"][1]  # a = 0, b = "broken"
+    assert broken["i"] == -1 and broken["m"] == "a = 0 cannot be combined with 'broken'"
+    assert "a = 0 cannot be combined" in broken["a"]
+
+
+def test_a_crash_at_build_time_names_the_setting():
+    with pytest.raises(RuntimeError, match="'Toy' failed to compute {'a': 2, 'b': 'crash'}"):
+        toy().to_html()
+
+
+def test_identical_frames_share_one_image():
+    explorer = Explorer("Same", [Control("a", "a", (1, 2, 3))], lambda a: Frame(0), LineView())
+    payload = frames_payload(explorer.to_html())
+    assert len(payload["frames"]) == 3 and len(payload["images"]) == 1
+
+
+def test_frame_budget_and_control_checks():
+    with pytest.raises(ValueError, match="over its frame budget of 4"):
+        toy(frame_budget=4)
+    with pytest.raises(ValueError, match="default 5 is not one of"):
+        Control("a", "a", (1, 2), default=5)
+    with pytest.raises(ValueError, match="2 labels for 3 values"):
+        Control("a", "a", (1, 2, 3), labels=("x", "y"))
+    with pytest.raises(ValueError, match="unique"):
+        Explorer("Dup", [Control("a", "a", (1,)), Control("a", "b", (2,))], toy_compute, LineView())
+
+
+def test_live_widget_updates_in_place_and_never_shows_a_traceback():
+    panel = toy().widget()
+    first = bytes(panel.image.value)
+    assert first.startswith(PNG_MAGIC) and "<b>0</b>" in panel.figures.value
+    panel.controls["a"].value = 1
+    assert bytes(panel.image.value) != first and "<b>1</b>" in panel.figures.value
+    panel.controls["a"].value = 0
+    panel.controls["b"].value = "broken"
+    assert "cannot be combined" in panel.message.value and panel.image.layout.display == "none"
+    panel.controls["a"].value = 2
+    panel.controls["b"].value = "crash"
+    assert "could not be drawn (ZeroDivisionError: division by zero)" in panel.message.value
+    assert "Traceback" not in panel.message.value
+    panel.controls["b"].value = "ok"
+    assert panel.message.value == "" and panel.image.layout.display is None
