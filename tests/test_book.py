@@ -49,6 +49,15 @@ def test_anatomy(stem):
     assert positions == sorted(positions), f"{stem}: sections out of order {headings}"
 
 
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_the_short_answer_is_sayable_in_thirty_seconds(stem):
+    """At most 80 words (about 30 seconds spoken); what does not fit belongs under Why."""
+    cells = nbformat.read(ROOT / "book" / f"{stem}.ipynb", as_version=4).cells
+    short = next(c.source for c in cells if c.source.startswith("## Short answer"))
+    words = re.findall(r"\S+", short.removeprefix("## Short answer"))
+    assert len(words) <= 80, f"{stem}: the short answer has {len(words)} words"
+
+
 @pytest.mark.parametrize("index", range(len(CHAPTERS)), ids=CHAPTERS)
 def test_links_to_neighbours(index):
     stem = CHAPTERS[index]

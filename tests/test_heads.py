@@ -25,8 +25,17 @@ def test_scores_match_loops():
     for b in range(3):
         previous = sum(w[b, i, i - 1] for i in range(1, 6)) / 5
         assert torch.isclose(previous_token_score(w)[b], previous)
-        assert torch.isclose(self_score(w)[b], sum(w[b, i, i] for i in range(6)) / 6)
-        assert torch.isclose(first_token_score(w)[b], w[b, :, 0].mean())
+        # Query 0 is left out: under a causal mask it has only itself to attend to.
+        assert torch.isclose(self_score(w)[b], sum(w[b, i, i] for i in range(1, 6)) / 5)
+        assert torch.isclose(first_token_score(w)[b], w[b, 1:, 0].mean())
+
+
+def test_query_zero_of_a_causal_map_inflates_neither_self_nor_first_token():
+    uniform = causal_mask(6).float()
+    uniform = uniform / uniform.sum(-1, keepdim=True)  # (n, n): each query spreads evenly
+    expected = sum(1 / (i + 1) for i in range(1, 6)) / 5
+    assert torch.isclose(self_score(uniform), torch.tensor(expected))
+    assert torch.isclose(first_token_score(uniform), torch.tensor(expected))
 
 
 def test_a_shift_map_is_a_perfect_previous_token_head():

@@ -35,15 +35,20 @@ def previous_token_score(weights: torch.Tensor) -> torch.Tensor:
 
 
 def self_score(weights: torch.Tensor) -> torch.Tensor:
-    """Mean weight a query puts on itself, the diagonal w[i, i]: (..., n, n) → (...)."""
+    """Mean weight a query puts on itself, w[i, i] over i ≥ 1: (..., n, n) → (...).
+
+    Query 0 is left out here and in ``first_token_score``: under a causal mask it can only
+    attend to key 0, itself, so it would add 1/n to every head's self and first-token score.
+    """
     _require_square_maps(weights)
-    return weights.diagonal(dim1=-2, dim2=-1).mean(dim=-1)  # (...)
+    return weights.diagonal(dim1=-2, dim2=-1)[..., 1:].mean(dim=-1)  # (...)
 
 
 def first_token_score(weights: torch.Tensor) -> torch.Tensor:
-    """Mean weight on position 0 (a [CLS] or beginning-of-sequence token): (..., n, n) → (...)."""
+    """Mean weight on position 0 (a [CLS] or beginning-of-sequence token), over queries
+    i ≥ 1: (..., n, n) → (...)."""
     _require_square_maps(weights)
-    return weights[..., 0].mean(dim=-1)  # (...)
+    return weights[..., 1:, 0].mean(dim=-1)  # (...)
 
 
 def content_score(weights: torch.Tensor) -> torch.Tensor:
