@@ -85,9 +85,11 @@ site: $(STAMP)
 classroom: $(STAMP)
 	$(TIMED) classroom $(PY) -m pytest tests/classroom -q
 
-## lab: JupyterLab on book/, where the explorers are live
+## lab: JupyterLab on book/, where the explorers are live (as root too, e.g. in a container)
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --notebook-dir book
+	@$(if $(ROOT_FLAG),echo "Running as root: starting JupyterLab with --allow-root")
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --notebook-dir book $(ROOT_FLAG)
 
 ## serve: the built site on http://127.0.0.1:$(PORT)/
 serve: $(STAMP)

@@ -4,6 +4,11 @@ A checker runs a learner's function on several cases against the package's refer
 It returns None when every case agrees; otherwise it raises ``AssertionError`` whose
 message names the likely bug, so the feedback reads like a teacher's, not a diff. A
 function that raises ``NotImplementedError`` (a student scaffold) is let through as is.
+
+Every numeric checker compares with ``close``, at the precision of the learner's dtype, and
+gives its feedback through ``diagnose``: the right answer, then each known slip (the public
+``*_variant`` slip models and their ``*_SLIPS`` messages in each module), then NaN, then by
+how much the answer is off.
 """
 
 from attention_qa.checks.attention import (
@@ -21,7 +26,7 @@ from attention_qa.checks.blocks import (
     check_layer_norm,
     check_sinusoidal_encoding,
 )
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
 from attention_qa.checks.efficient import (
     check_linear_attention,
     check_online_softmax,
@@ -37,7 +42,10 @@ from attention_qa.checks.multihead import (
 
 __all__ = [
     "call_learner",
+    "close",
+    "diagnose",
     "require_shape",
+    "tolerance",
     "check_softmax_jacobian",
     "check_pooling_weights",
     "check_output_shape",
