@@ -62,7 +62,7 @@ def execute(path: Path, cwd: Path | None = None) -> float:
     start = time.perf_counter()
     NotebookClient(
         nb,
-        timeout=180,
+        timeout=900,  # only against a hang: on a busy machine a cell may take long
         kernel_name="python3",
         resources={"metadata": {"path": str(cwd or path.parent)}},
         store_widget_state=False,

@@ -12,6 +12,7 @@ import functools
 import torch
 from torch import nn
 
+from attention_qa.training import single_thread
 from attention_qa.validation import require_tensor, shape_str
 
 
@@ -152,11 +153,11 @@ def untrained_sum_model(seed: int = 0):
 def train_sum_model(steps: int = 300, seed: int = 0):
     """A 2-layer, 2-head ``TinyTransformerLM`` (d_model = 32) trained on ``sum_task_batch``.
 
-    Adam, learning rate 0.003, batch 128, float64, from ``portable_init_``: a start that is
-    bit-identical everywhere and a step small enough that training is not chaotic, so the
-    trained weights, and every figure drawn from them, agree to about 1e-12 on any CPU and
-    thread count. Returns ``(model, losses)``; the result is cached per (steps, seed), so a
-    chapter and its explorer train once. Do not modify the returned model.
+    Adam, learning rate 0.003, batch 128, float64, on one thread, from ``portable_init_``: a
+    start that is bit-identical everywhere and a step small enough that training is not
+    chaotic, so the trained weights, and every figure drawn from them, agree to about 1e-12
+    on any CPU and thread count. Returns ``(model, losses)``; the result is cached per
+    (steps, seed), so a chapter and its explorer train once. Do not modify the returned model.
     """
     key = (steps, seed)
     if key in _TRAINED:
@@ -165,16 +166,17 @@ def train_sum_model(steps: int = 300, seed: int = 0):
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     g = torch.Generator().manual_seed(seed + 1)
     losses = []
-    for _ in range(steps):
-        x, y = sum_task_batch(128, g)
-        logits = model(x)  # (B, T, vocab)
-        loss = nn.functional.cross_entropy(
-            logits[:, 1:].reshape(-1, SUM_VOCAB), y[:, 1:].reshape(-1)
-        )
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    with single_thread():
+        for _ in range(steps):
+            x, y = sum_task_batch(128, g)
+            logits = model(x)  # (B, T, vocab)
+            loss = nn.functional.cross_entropy(
+                logits[:, 1:].reshape(-1, SUM_VOCAB), y[:, 1:].reshape(-1)
+            )
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
     model.eval()
     _TRAINED[key] = (model, losses)
     return model, losses

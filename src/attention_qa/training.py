@@ -7,9 +7,26 @@ scores q·k are scaled — the setting of q04 (Vaswani et al., 2017, section 3.2
 """
 
 import math
+from contextlib import contextmanager
 
 import torch
 from torch import nn
+
+
+@contextmanager
+def single_thread():
+    """Run the block on one CPU thread, then restore the thread count.
+
+    The book's models are tiny: their operations are too small to split between threads,
+    and on a busy machine extra threads only wait for each other, which can make a short
+    training run many times slower.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def pointer_batch(vocab: int, m: int, batch: int, pairing: torch.Tensor, g: torch.Generator):
@@ -48,20 +65,21 @@ def train_pointer(
     opt = torch.optim.Adam([w_q.weight, w_k.weight], lr=lr)
     g = torch.Generator().manual_seed(seed + 1)
     losses = []
-    for _ in range(steps):
-        keys, query, target = pointer_batch(vocab, m, batch, pairing, g)
-        q = w_q(embed[query])  # (B, d_k)
-        k = w_k(embed[keys])  # (B, m, d_k)
-        scores = (k @ q.unsqueeze(-1)).squeeze(-1) * scale  # (B, m)
-        weights = torch.softmax(scores, dim=-1)  # (B, m)
-        output = (weights.unsqueeze(-1) * values[keys]).sum(dim=1)  # (B, d_v)
-        # The loss sits downstream of the softmax, as in a real network: its gradient
-        # reaches the scores only through the softmax Jacobian.
-        loss = (output - values[keys[torch.arange(batch), target]]).pow(2).sum(-1).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    with single_thread():
+        for _ in range(steps):
+            keys, query, target = pointer_batch(vocab, m, batch, pairing, g)
+            q = w_q(embed[query])  # (B, d_k)
+            k = w_k(embed[keys])  # (B, m, d_k)
+            scores = (k @ q.unsqueeze(-1)).squeeze(-1) * scale  # (B, m)
+            weights = torch.softmax(scores, dim=-1)  # (B, m)
+            output = (weights.unsqueeze(-1) * values[keys]).sum(dim=1)  # (B, d_v)
+            # The loss sits downstream of the softmax, as in a real network: its gradient
+            # reaches the scores only through the softmax Jacobian.
+            loss = (output - values[keys[torch.arange(batch), target]]).pow(2).sum(-1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
     return losses
 
 
