@@ -1,14 +1,13 @@
 """Fixtures shared by the unit tests."""
 
 import pytest
-import torch
+
+from attention_qa.training import single_thread
 
 
 @pytest.fixture(scope="module")
 def one_thread():
     """Run a module's tests on one thread: its tensors are tiny, and extra threads only
     contend for the shared CPU cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+    with single_thread():
+        yield

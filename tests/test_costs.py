@@ -3,7 +3,6 @@
 import pytest
 import torch
 from torch import nn
-from torch.utils.flop_counter import FlopCounterMode
 
 from attention_qa.blocks import TransformerBlock
 from attention_qa.costs import (
@@ -14,12 +13,7 @@ from attention_qa.costs import (
     model_parameter_counts,
     scores_per_step,
 )
-
-
-def counted(fn, *args):
-    with FlopCounterMode(display=False) as counter:
-        fn(*args)
-    return counter.get_total_flops()
+from attention_qa.measure import count_flops
 
 
 @pytest.mark.parametrize("n, d", [(8, 16), (32, 8)])
@@ -38,9 +32,9 @@ def test_layer_flops_match_pytorchs_flop_counter(n, d):
         return h
 
     expected = layer_flops(n, d, kernel=3)
-    assert counted(attention, x) == expected["self-attention"]
-    assert counted(recurrent, x) == expected["recurrent"]
-    assert counted(conv, x.T.unsqueeze(0)) == expected["convolution (k = 3)"]
+    assert count_flops(attention, x) == expected["self-attention"]
+    assert count_flops(recurrent, x) == expected["recurrent"]
+    assert count_flops(conv, x.T.unsqueeze(0)) == expected["convolution (k = 3)"]
 
 
 def test_layer_flops_refuse_bad_sizes():

@@ -12,7 +12,7 @@ import functools
 import torch
 from torch import nn
 
-from attention_qa.training import single_thread
+from attention_qa.training import portable_init_, single_thread
 from attention_qa.validation import require_tensor, shape_str
 
 
@@ -145,7 +145,6 @@ def untrained_sum_model(seed: int = 0):
     """The model ``train_sum_model`` starts from: a 2-layer, 2-head ``TinyTransformerLM``
     (d_model = 32) in float64, initialised the same on every machine, in eval mode."""
     from attention_qa.models import TinyTransformerLM
-    from attention_qa.training import portable_init_
 
     return portable_init_(TinyTransformerLM(SUM_VOCAB, 32, 2, 2, SUM_LENGTH), seed).eval()
 
