@@ -58,7 +58,7 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(TIMED) unit $(PY) -m pytest tests --ignore=tests/site --ignore=tests/classroom -q
 
-## nbval: every chapter's saved outputs must come out again, with no --nbval-lax, under two
+## nbval: every chapter's saved outputs must come out again, in full (no lax mode), under two
 ## machine settings; the checkers' right answers in every dtype run under both as well.
 nbval: nbval-portable nbval-native
 
