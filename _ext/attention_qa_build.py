@@ -5,13 +5,25 @@
   explorer put all of its frames into the page (see ``attention_qa.panel``).
 * Launch buttons only with a repository: ``launch_buttons`` in ``_config.yml`` names Binder
   and Colab, but without ``repository.url`` they could lead nowhere, so they are dropped.
+* Explorer frames as files: an explorer's static panel carries its frames as data URLs
+  (so a saved notebook is self-contained); in the site each becomes a PNG file under
+  ``_frames/``, named by its content, that the browser fetches only when a control asks
+  for it. The pages stay small, identical frames are shared across pages, and the site
+  still works opened from a folder (relative links, no server).
 * Keeps the pages offline: the book runs no code in the browser through thebe, so its
   scripts (which name a CDN, and come out twice on a page) are left out.
 """
 
+import base64
+import hashlib
 import os
+import re
+from pathlib import Path
 
 from attention_qa.panel import BUILD_ENV
+
+FRAMES_DIR = "_frames"
+_PNG_DATA_URL = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
 
 
 def _is_thebe(script) -> bool:
@@ -24,6 +36,24 @@ def drop_thebe(app, pagename, templatename, context, doctree):
     context["css_files"] = [c for c in context.get("css_files", []) if "thebe" not in str(c)]
 
 
+def frames_to_files(app, pagename, templatename, context, doctree):
+    body = context.get("body", "")
+    if "aqa-explorer" not in body:
+        return
+    folder = Path(app.outdir) / FRAMES_DIR
+    folder.mkdir(exist_ok=True)
+
+    def to_file(match: re.Match) -> str:
+        png = base64.b64decode(match.group(1))
+        name = hashlib.sha256(png).hexdigest()[:20] + ".png"
+        path = folder / name
+        if not path.exists():
+            path.write_bytes(png)
+        return context["pathto"](f"{FRAMES_DIR}/{name}", 1)
+
+    context["body"] = _PNG_DATA_URL.sub(to_file, body)
+
+
 def launch_buttons_need_a_repository(app, config):
     options = config.html_theme_options
     if not options.get("repository_url"):
@@ -34,4 +64,5 @@ def setup(app):
     os.environ[BUILD_ENV] = "1"
     app.connect("config-inited", launch_buttons_need_a_repository)
     app.connect("html-page-context", drop_thebe)
+    app.connect("html-page-context", frames_to_files)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -15,6 +15,7 @@ from PIL import Image
 
 from attention_qa.explorers import BY_CHAPTER
 from attention_qa.panel import DEFAULT_FRAME_BUDGET, Frame, InvalidSetting, frames_payload
+from attention_qa.panel.legibility import legibility_problems
 
 BUILDERS = [
     pytest.param(builder, id=f"{chapter}-{builder.__name__}")
@@ -56,7 +57,7 @@ def test_the_static_panel_holds_every_setting(builder):
         if isinstance(frame, InvalidSetting):
             assert record["i"] == -1 and record["m"] == str(frame)
             continue
-        sizes.add(_image(base64.b64decode(payload["images"][record["i"]])).size)
+        sizes.add(_image(base64.b64decode(payload["images"][record["i"]].split(",", 1)[1])).size)
         assert record["a"].startswith(explorer.title)
         for control in explorer.controls:
             assert f"{control.label} = {control.label_of(settings[control.name])}" in record["a"]
@@ -87,3 +88,57 @@ def test_a_frame_looks_the_same_whatever_was_shown_before(builder):
         expected = np.asarray(_image(fresh.render(fresh.frame(**settings))))
         drawn = np.asarray(_image(used.render(used.frame(**settings))))
         assert np.array_equal(drawn, expected), settings
+
+
+def _reachable(explorer) -> list[dict]:
+    """Every setting a reader can reach from the default by moving one control at a time."""
+    seen, todo = [], [explorer.defaults]
+    while todo:
+        settings = todo.pop()
+        if settings in seen:
+            continue
+        seen.append(settings)
+        for control in explorer.controls:
+            for value in control.values:
+                moved = explorer.adjusted({**settings, control.name: value}, control.name)
+                todo.append(moved)
+    return seen
+
+
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_no_control_leads_to_a_message_unless_the_message_is_the_lesson(builder):
+    explorer = builder()
+    reached = _reachable(explorer)
+    refused = [s for s in reached if not explorer.is_valid(s)]
+    if explorer.lesson_errors:
+        assert refused, "an explorer that teaches by its refusals must be able to show one"
+    else:
+        assert refused == [], refused[:3]
+
+
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_every_value_of_every_control_changes_what_the_reader_sees(builder):
+    explorer = builder()
+    for control in explorer.controls:
+        shown = {}
+        for value in control.values:
+            settings = {**explorer.defaults, control.name: value}
+            settings = explorer.adjusted(settings, control.name)
+            frame = explorer.frame(**settings)
+            if isinstance(frame, InvalidSetting):
+                seen = str(frame)
+            else:
+                seen = (explorer.render(frame), tuple(frame.figures.items()))
+            shown.setdefault(seen, []).append(value)
+        same = [values for values in shown.values() if len(values) > 1]
+        assert same == [], f"{control.label}: these values show the same thing: {same}"
+
+
+@pytest.mark.parametrize("builder", BUILDERS)
+def test_every_frame_is_readable_on_a_phone_and_nothing_is_cut(builder):
+    """Text at least 9 CSS px at a 390 px phone's column and at a desktop's; none cut."""
+    explorer = builder()
+    valid = [s for s in explorer.settings() if explorer.is_valid(s)]
+    for settings in (explorer.defaults, valid[0], valid[-1], valid[len(valid) // 2]):
+        explorer.render(explorer.frame(**settings))
+        assert legibility_problems(explorer.figure) == [], settings

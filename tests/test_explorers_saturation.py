@@ -21,7 +21,7 @@ def test_every_q04_setting_computes_and_renders():
     assert len(payload["frames"]) == explorer.num_frames
     assert 'data-aqa-frames="99"' in html
     for image in payload["images"]:
-        assert base64.b64decode(image).startswith(PNG_MAGIC)
+        assert base64.b64decode(image.split(",", 1)[1]).startswith(PNG_MAGIC)
     for record in payload["frames"]:
         assert record["i"] >= 0 and "d_k = " in record["a"] and "max weight" in record["a"]
 

@@ -81,17 +81,57 @@ def test_frame_budget_and_control_checks():
 
 
 def test_live_widget_updates_in_place_and_never_shows_a_traceback():
-    panel = toy().widget()
+    panel = toy(lesson_errors=True).widget()
     first = bytes(panel.image.value)
     assert first.startswith(PNG_MAGIC) and "<b>0</b>" in panel.figures.value
     panel.controls["a"].value = 1
     assert bytes(panel.image.value) != first and "<b>1</b>" in panel.figures.value
     panel.controls["a"].value = 0
     panel.controls["b"].value = "broken"
-    assert "cannot be combined" in panel.message.value and panel.image.layout.display == "none"
+    assert "cannot be combined" in panel.message.value
+    assert panel.image.layout.visibility == "hidden"  # keeps its place on the page
     panel.controls["a"].value = 2
     panel.controls["b"].value = "crash"
     assert "could not be drawn (ZeroDivisionError: division by zero)" in panel.message.value
     assert "Traceback" not in panel.message.value
     panel.controls["b"].value = "ok"
-    assert panel.message.value == "" and panel.image.layout.display is None
+    assert panel.message.value == "" and panel.image.layout.visibility is None
+
+
+def two_knobs(a, b):
+    if a + b > 3:
+        raise InvalidSetting(f"a + b must be at most 3, got {a + b}")
+    return Frame(data=a - b, figures={"a": str(a), "b": str(b)})
+
+
+def knobs():
+    return Explorer(
+        "Knobs",
+        [Control("a", "a", (0, 1, 2, 3), default=2), Control("b", "b", (0, 1, 2, 3), default=1)],
+        two_knobs,
+        LineView(),
+    )
+
+
+def test_an_invalid_choice_moves_the_other_controls_to_the_nearest_valid_setting():
+    explorer = knobs()
+    assert explorer.adjusted({"a": 2, "b": 1}, "a") == {"a": 2, "b": 1}  # valid: stays
+    assert explorer.adjusted({"a": 3, "b": 1}, "a") == {"a": 3, "b": 0}
+    assert explorer.adjusted({"a": 2, "b": 3}, "b") == {"a": 0, "b": 3}
+    lesson = Explorer("L", knobs().controls, two_knobs, LineView(), lesson_errors=True)
+    assert lesson.adjusted({"a": 3, "b": 1}, "a") == {"a": 3, "b": 1}
+
+
+def test_a_value_valid_with_no_setting_is_an_authoring_error():
+    explorer = Explorer(
+        "Dead", [Control("a", "a", (1, 9)), Control("b", "b", (1, 2))], two_knobs, LineView()
+    )
+    with pytest.raises(ValueError, match="a = 9 is valid with no setting"):
+        explorer.adjusted({"a": 9, "b": 1}, "a")
+
+
+def test_the_live_panel_never_dead_ends():
+    panel = knobs().widget()
+    panel.controls["a"].value = 3
+    assert panel.controls["b"].value == 0 and panel.message.value == ""
+    assert "<b>3</b>" in panel.figures.value and panel.image.layout.visibility is None

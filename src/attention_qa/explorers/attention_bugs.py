@@ -131,6 +131,7 @@ def attention_bug_explorer() -> Explorer:
         ],
         bug_frame,
         BugView(),
+        lesson_errors=True,  # a mismatched shape is what this panel teaches
         caption=(
             f"Random q, k (d_k = {D_K}) and v (d_v = {D_V}); the last {NUM_PADDING} keys are "
             "padding, blocked by the mask (True = may attend). The checker's verdict comes from "

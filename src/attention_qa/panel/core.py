@@ -39,7 +39,8 @@ from PIL import Image
 from attention_qa.panel.png import encode_rgb
 
 BUILD_ENV = "ATTENTION_QA_BUILD"
-_RC = {"font.size": 9}
+# 12 pt: with figures at most ~6.4 in wide, text stays ≥ 9 CSS px on a phone (legibility.py)
+_RC = {"font.size": 12}
 DEFAULT_FRAME_BUDGET = 200
 
 
@@ -162,6 +163,7 @@ class ExplorerBase:
         caption: str = "",
         frame_budget: int = DEFAULT_FRAME_BUDGET,
         dpi: int = 100,
+        lesson_errors: bool = False,
     ):
         names = [c.name for c in controls]
         if len(set(names)) != len(names):
@@ -173,6 +175,8 @@ class ExplorerBase:
         self.caption = caption
         self.dpi = dpi
         self.frame_budget = frame_budget
+        # True where a refused setting *is* the lesson (a shape bug): the panel shows it.
+        self.lesson_errors = lesson_errors
         if self.num_frames > frame_budget:
             raise ValueError(
                 f"{title!r} has {self.num_frames} combinations of control values, over its "
@@ -209,6 +213,37 @@ class ExplorerBase:
                 raise TypeError(f"compute must return a Frame, got {type(result).__name__}")
             self._frames[key] = result
         return self._frames[key]
+
+    def is_valid(self, settings: dict) -> bool:
+        return not isinstance(self.frame(**settings), InvalidSetting)
+
+    def adjusted(self, settings: dict, changed: str) -> dict:
+        """Where the panel goes after the reader set control ``changed``: never a dead end.
+
+        A valid setting stays. Otherwise the other controls move to the nearest valid
+        setting that keeps the reader's choice: fewest controls moved, then smallest steps
+        (the static panel's script does the same). An explorer whose refusals are the lesson
+        (``lesson_errors``) stays where the reader put it and shows the message.
+        """
+        if self.lesson_errors or self.is_valid(settings):
+            return settings
+
+        def distance(candidate: dict) -> tuple[int, int]:
+            steps = [
+                abs(c.values.index(candidate[c.name]) - c.values.index(settings[c.name]))
+                for c in self.controls
+            ]
+            return sum(s > 0 for s in steps), sum(steps)
+
+        candidates = [
+            s for s in self.settings() if s[changed] == settings[changed] and self.is_valid(s)
+        ]
+        if not candidates:
+            raise ValueError(
+                f"{self.title!r}: {changed} = {settings[changed]!r} is valid with no setting "
+                "of the other controls; remove that value"
+            )
+        return min(candidates, key=distance)  # first in row-major order on a tie
 
     def describe(self, settings: dict, frame: Frame | InvalidSetting) -> str:
         """Alt text: the setting, then the figures (or the message)."""

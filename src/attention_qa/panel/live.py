@@ -42,6 +42,7 @@ class LivePanel(widgets.VBox):
         self.message = widgets.HTML()
         self.figures = widgets.HTML()
         self._png: dict[tuple, bytes] = {}
+        self._moving = False  # set while the panel itself moves controls
         title = widgets.HTML(f"<b>{escape(explorer.title)}</b>")
         box = widgets.HBox(
             list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
@@ -55,9 +56,13 @@ class LivePanel(widgets.VBox):
     def settings(self) -> dict:
         return {name: control.value for name, control in self.controls.items()}
 
-    def refresh(self, _change=None) -> None:
+    def refresh(self, change=None) -> None:
+        if self._moving:
+            return
         settings = self.settings
         try:
+            if change is not None:
+                settings = self._adjust(settings, change["owner"])
             frame = self.explorer.frame(**settings)
             if isinstance(frame, InvalidSetting):
                 self._show_message(str(frame))
@@ -66,14 +71,26 @@ class LivePanel(widgets.VBox):
             if key not in self._png:
                 self._png[key] = self.explorer.render(frame)
             self.image.value = self._png[key]
-            self.image.layout.display = None
+            self.image.layout.visibility = None
             self.message.value = ""
             self.figures.value = f'<ul style="{_FIGURES_STYLE}">{figures_html(frame)}</ul>'
         except Exception as err:  # a panel shows a sentence, never a traceback
             self._show_message(f"This setting could not be drawn ({type(err).__name__}: {err}).")
 
+    def _adjust(self, settings: dict, moved) -> dict:
+        """Move the other controls to the nearest valid setting, as the static panel does."""
+        name = next(n for n, control in self.controls.items() if control is moved)
+        target = self.explorer.adjusted(settings, name)
+        self._moving = True
+        try:
+            for n, value in target.items():
+                self.controls[n].value = value
+        finally:
+            self._moving = False
+        return target
+
     def _show_message(self, text: str) -> None:
-        self.image.layout.display = "none"
+        self.image.layout.visibility = "hidden"  # keeps its place: the panel does not jump
         self.figures.value = ""
         self.message.value = f'<p style="color:#8a1c1c;font-weight:600">{escape(text)}</p>'
 

@@ -19,8 +19,14 @@ if TYPE_CHECKING:
     from attention_qa.panel.core import ExplorerBase as Explorer
 
 
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+def data_url(png: bytes) -> str:
+    """A frame inlined in the page; the book's build moves it to a file (``_ext``)."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) from a PNG's header."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
 _STYLE = """
@@ -31,12 +37,20 @@ background:#fff;color:#1a1a1a}
 .aqa-explorer .aqa-control{display:flex;align-items:center;gap:.5em}
 .aqa-explorer .aqa-control output{min-width:3.5em;font-variant-numeric:tabular-nums;
 font-weight:600}
+.aqa-explorer .aqa-stage{position:relative}
 .aqa-explorer img{max-width:100%;height:auto;display:block}
-.aqa-explorer .aqa-message{color:#8a1c1c;font-weight:600;margin:.5em 0}
+.aqa-explorer .aqa-message{color:#8a1c1c;font-weight:600;margin:.5em 0;position:absolute;
+top:0;left:0;right:0}
 .aqa-explorer .aqa-figures{list-style:none;padding:0;margin:.4em 0 0;display:flex;
 flex-wrap:wrap;gap:.2em 1.2em}
 .aqa-explorer .aqa-figures b{font-variant-numeric:tabular-nums}
 .aqa-explorer .aqa-note{font-size:.85em;color:#4a4a4a;margin:.4em 0 0}
+html[data-theme=dark] .aqa-explorer{background:#1e2329;color:#e8eaed;border-color:#5b6470}
+html[data-theme=dark] .aqa-explorer select{background:#2b3138;color:#e8eaed;
+border:1px solid #7a8490}
+html[data-theme=dark] .aqa-explorer input[type=range]{accent-color:#8ab4f8}
+html[data-theme=dark] .aqa-explorer .aqa-message{color:#ffb4ab}
+html[data-theme=dark] .aqa-explorer .aqa-note{color:#c4c9cf}
 """.strip()
 
 # Finds its own panel through document.currentScript, so two panels on a page never clash.
@@ -48,21 +62,49 @@ _SCRIPT = """
   var img = root.querySelector('img.aqa-frame');
   var message = root.querySelector('.aqa-message');
   var figures = root.querySelector('.aqa-figures');
+  function indexOf(ks) {
+    return ks.reduce(function (index, k, i) { return index * data.sizes[i] + k; }, 0);
+  }
+  function valuesOf(index) {
+    var ks = [];
+    for (var i = data.sizes.length - 1; i >= 0; i--) {
+      ks.unshift(index % data.sizes[i]);
+      index = Math.floor(index / data.sizes[i]);
+    }
+    return ks;
+  }
+  // After the reader moves control c to an invalid setting, move the others to the
+  // nearest valid one (fewest controls moved, then smallest steps), as the live panel does.
+  function adjust(c) {
+    var ks = inputs.map(function (input) { return Number(input.value); });
+    if (data.keep || data.frames[indexOf(ks)].m === null) { return; }
+    var best = null, bestCost = null;
+    data.frames.forEach(function (frame, index) {
+      var cand = valuesOf(index);
+      if (frame.m !== null || cand[c] !== ks[c]) { return; }
+      var moved = 0, steps = 0;
+      cand.forEach(function (k, i) { moved += k !== ks[i]; steps += Math.abs(k - ks[i]); });
+      if (best === null || moved < bestCost[0] || (moved === bestCost[0] && steps < bestCost[1])) {
+        best = cand; bestCost = [moved, steps];
+      }
+    });
+    if (best !== null) { inputs.forEach(function (input, i) { input.value = best[i]; }); }
+  }
   function show() {
-    var index = 0;
-    inputs.forEach(function (input, i) {
+    var ks = inputs.map(function (input, i) {
       var k = Number(input.value);
-      index = index * data.sizes[i] + k;
       var label = data.labels[i][k];
       var out = root.querySelector('output[for="' + input.id + '"]');
       if (out) { out.textContent = label; input.setAttribute('aria-valuetext', label); }
+      return k;
     });
+    var index = indexOf(ks);
     var frame = data.frames[index];
-    root.setAttribute('data-aqa-frame', String(index));
     message.hidden = frame.m === null;
     message.textContent = frame.m === null ? '' : frame.m;
-    img.hidden = frame.i < 0;
-    if (frame.i >= 0) { img.src = 'data:image/png;base64,' + data.images[frame.i]; }
+    // A refused setting keeps the picture's place, so the page does not jump.
+    img.style.visibility = frame.i < 0 ? 'hidden' : '';
+    if (frame.i >= 0) { img.src = data.images[frame.i]; }
     img.alt = frame.a;
     figures.textContent = '';
     frame.f.forEach(function (pair) {
@@ -73,10 +115,12 @@ _SCRIPT = """
       li.appendChild(b);
       figures.appendChild(li);
     });
+    root.setAttribute('data-aqa-frame', String(index));
   }
-  inputs.forEach(function (input) {
-    input.addEventListener('input', show);
-    input.addEventListener('change', show);
+  inputs.forEach(function (input, c) {
+    function moved() { adjust(c); show(); }
+    input.addEventListener('input', moved);
+    input.addEventListener('change', moved);
   });
 })();
 """.strip()
@@ -139,13 +183,16 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
         "sizes": [len(c.values) for c in explorer.controls],
         "labels": [list(c.labels) for c in explorer.controls],
         "frames": records,
-        "images": [b64(png) for png in images],
+        "images": [data_url(png) for png in images],
+        "keep": explorer.lesson_errors,
     }
     data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
     controls = "".join(
         _control_html(uid, i, c, enabled=all_frames) for i, c in enumerate(explorer.controls)
     )
-    src = f"data:image/png;base64,{payload['images'][default['i']]}" if default["i"] >= 0 else ""
+    width, height = png_size(next(iter(images)))  # every frame has the same size (tested)
+    src = payload["images"][max(default["i"], 0)]
+    hidden = ' style="visibility:hidden"' if default["i"] < 0 else ""
     message = "" if default["m"] is None else escape(default["m"])
     note = (
         ""
@@ -160,9 +207,10 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
         f"<style>{_STYLE}</style>"
         f'<p class="aqa-title" id="{uid}-title">{escape(explorer.title)}</p>'
         f'<div class="aqa-controls">{controls}</div>'
-        f'<img class="aqa-frame" src="{src}" alt="{escape(default["a"])}"'
-        f"{' hidden' if default['i'] < 0 else ''}>"
-        f'<p class="aqa-message" role="status"{"" if message else " hidden"}>{message}</p>'
+        f'<div class="aqa-stage"><img class="aqa-frame" src="{src}" width="{width}" '
+        f'height="{height}" alt="{escape(default["a"])}"'
+        f"{hidden}>"
+        f'<p class="aqa-message" role="status"{"" if message else " hidden"}>{message}</p></div>'
         f'<ul class="aqa-figures" aria-live="polite">{figures_html(default_frame)}</ul>'
         f"{caption}{note}"
         f'<script type="application/json" class="aqa-frames">{data}</script>'
