@@ -81,3 +81,18 @@ def test_colour_maps_are_colour_blind_safe():
     }
     assert used, "no named colour map found: the pattern is out of date"
     assert used <= safe, f"unsafe colour maps: {sorted(used - safe)}"
+
+
+def test_static_figures_keep_matplotlib_text_size():
+    """Chapters draw their figures at matplotlib's 10 pt, which the site tests scale to the
+    column (tests/site/test_reader.py): a smaller font there would go unmeasured."""
+    sizes = []
+    for path in (ROOT / "book").glob("*.ipynb"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                sizes += [
+                    (path.stem, float(size))
+                    for size in re.findall(r"(?:fontsize|labelsize|font\.size\W+)=?\s*(\d+)",
+                                           cell.source)
+                ]
+    assert [s for s in sizes if s[1] < 10] == []

@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from attention_qa.panel.core import InvalidSetting, escape, figures_html
+from attention_qa.panel.legibility import smallest_text_px
 
 if TYPE_CHECKING:
     from attention_qa.panel.core import ExplorerBase as Explorer
@@ -193,6 +194,7 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
     width, height = png_size(next(iter(images)))  # every frame has the same size (tested)
     src = payload["images"][max(default["i"], 0)]
     hidden = ' style="visibility:hidden"' if default["i"] < 0 else ""
+    text_px = smallest_text_px(explorer.figure)  # the browser tests scale it to the column
     message = "" if default["m"] is None else escape(default["m"])
     note = (
         ""
@@ -208,7 +210,7 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
         f'<p class="aqa-title" id="{uid}-title">{escape(explorer.title)}</p>'
         f'<div class="aqa-controls">{controls}</div>'
         f'<div class="aqa-stage"><img class="aqa-frame" src="{src}" width="{width}" '
-        f'height="{height}" alt="{escape(default["a"])}"'
+        f'height="{height}" data-text-px="{text_px:.1f}" alt="{escape(default["a"])}"'
         f"{hidden}>"
         f'<p class="aqa-message" role="status"{"" if message else " hidden"}>{message}</p></div>'
         f'<ul class="aqa-figures" aria-live="polite">{figures_html(default_frame)}</ul>'

@@ -1,0 +1,174 @@
+"""What a reader sees, on a phone and a desktop, in light and dark mode (issue: reader's view).
+
+Every explorer is driven through every value of every control: it never shows a message
+unless the message is its lesson, its panel keeps its height, and every frame it fetches
+loads. Text in explorer frames and static figures stays at least 9 CSS px at 390 px and
+1300 px; no page scrolls sideways on a phone; printed output comes in one block; the panel
+follows dark mode; the site works opened from a folder.
+"""
+
+import pytest
+
+from attention_qa.panel.legibility import MIN_TEXT_CSS_PX
+from tests.site.conftest import SITE, built_pages
+
+PAGES = built_pages() if SITE.exists() else []
+PAGES_WITH_EXPLORERS = [p for p in PAGES if "aqa-explorer" in (SITE / p).read_text()]
+WIDTHS = [390, 1300]
+# Static figures are drawn at matplotlib's 10 pt and 100 dpi (tests/test_book.py keeps them
+# there); their text in image pixels:
+STATIC_FIGURE_TEXT_PX = 10 * 100 / 72
+
+
+def _open(browser, url, width, dark=False):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    if dark:
+        context.add_init_script("localStorage.setItem('theme', 'dark');")
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda err: page.errors.append(str(err)))
+    page.goto(url, wait_until="load")
+    return context, page
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_no_page_scrolls_sideways_and_text_in_figures_is_readable(browser, site_url, path, width):
+    context, page = _open(browser, f"{site_url}/{path}", width)
+    try:
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"{path} scrolls {overflow} px sideways at {width} px"
+        sizes = page.evaluate(
+            """(staticPx) => Array.from(document.querySelectorAll(
+                   '.aqa-explorer img.aqa-frame, div.cell_output img')).map(img => {
+                 const px = img.dataset.textPx ? Number(img.dataset.textPx) : staticPx;
+                 return [img.alt.slice(0, 60), px * img.clientWidth / img.naturalWidth];
+               })""",
+            STATIC_FIGURE_TEXT_PX,
+        )
+        small = [(alt, round(px, 1)) for alt, px in sizes if px < MIN_TEXT_CSS_PX]
+        assert small == [], f"{path} at {width} px: text under 9 px in {small}"
+    finally:
+        context.close()
+
+
+def _drive(page, explorer):
+    """Set every value of every control, one control at a time; what each shows."""
+    return explorer.evaluate(
+        """async (root) => {
+             const seen = [];
+             const inputs = Array.from(root.querySelectorAll('[data-aqa-control]'));
+             const img = root.querySelector('img.aqa-frame');
+             for (const input of inputs) {
+               const count = input.tagName === 'SELECT' ? input.options.length
+                                                        : Number(input.max) + 1;
+               for (let k = 0; k < count; k++) {
+                 input.value = String(k);
+                 input.dispatchEvent(new Event('input', {bubbles: true}));
+                 const message = root.querySelector('.aqa-message');
+                 if (!message.hidden) {
+                   seen.push({message: message.textContent, height: root.offsetHeight});
+                   continue;
+                 }
+                 await img.decode().catch(() => null);
+                 seen.push({message: null, height: root.offsetHeight,
+                            loaded: img.complete && img.naturalWidth > 0, src: img.src});
+               }
+             }
+             return seen;
+           }"""
+    )
+
+
+@pytest.mark.parametrize("path", PAGES_WITH_EXPLORERS)
+def test_explorers_never_dead_end_keep_their_height_and_load_every_frame(
+    browser, site_url, path
+):
+    context, page = _open(browser, f"{site_url}/{path}", 1300)
+    try:
+        explorers = page.locator(".aqa-explorer")
+        for e in range(explorers.count()):
+            explorer = explorers.nth(e)
+            keeps_errors = explorer.evaluate(
+                "root => JSON.parse(root.querySelector('script.aqa-frames').textContent).keep"
+            )
+            seen = _drive(page, explorer)
+            messages = [s["message"] for s in seen if s["message"] is not None]
+            if not keeps_errors:
+                assert messages == [], f"{path}: explorer {e} dead-ends: {messages[:2]}"
+            heights = {s["height"] for s in seen}
+            assert max(heights) - min(heights) <= 24, f"{path}: explorer {e} jumps: {heights}"
+            assert all(s["loaded"] for s in seen if s["message"] is None), path
+            assert all("/_frames/" in s["src"] for s in seen if s["message"] is None), path
+        assert page.errors == [], page.errors
+    finally:
+        context.close()
+
+
+def _luminance(rgb: str) -> float:
+    channels = [int(c) / 255 for c in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("path", PAGES_WITH_EXPLORERS[:1] + ["book/q04_why_scale_by_sqrt_dk.html"])
+def test_the_panel_follows_dark_mode_with_readable_contrast(browser, site_url, path):
+    context, page = _open(browser, f"{site_url}/{path}", 1300, dark=True)
+    try:
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+        colours = page.locator(".aqa-explorer").first.evaluate(
+            """root => {
+                 const style = getComputedStyle(root);
+                 const select = root.querySelector('select') || root;
+                 const body = getComputedStyle(document.body);
+                 return [style.backgroundColor, style.color,
+                         getComputedStyle(select).backgroundColor,
+                         getComputedStyle(select).color, body.backgroundColor];
+               }"""
+        )
+        panel_bg, panel_fg, select_bg, select_fg, page_bg = colours
+        assert _luminance(panel_bg) < 0.1, f"the panel stays light on a dark page: {panel_bg}"
+        assert _contrast(panel_bg, panel_fg) >= 7, colours
+        assert _contrast(select_bg, select_fg) >= 4.5, colours
+    finally:
+        context.close()
+
+
+def test_printed_output_comes_in_one_block_per_stream():
+    """Several print calls in a cell make one block, as in Jupyter (nb_merge_streams)."""
+    split = []
+    for path in PAGES:
+        html = (SITE / path).read_text()
+        for cell in html.split('<div class="cell_output')[1:]:
+            cell = cell.split('<div class="cell')[0]
+            if cell.count("output stream highlight-myst-ansi") > 1 or cell.count(
+                'class="output stream'
+            ) > cell.count("stderr") + 1:
+                split.append(path)
+    assert split == [], sorted(set(split))
+
+
+def test_the_site_works_opened_from_a_folder(browser):
+    """file://, no server: the explorer's frames are relative files and load."""
+    url = (SITE / "book" / "q04_why_scale_by_sqrt_dk.html").as_uri()
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(url, wait_until="load")
+        explorer = page.locator(".aqa-explorer").first
+        before = explorer.get_attribute("data-aqa-frame")
+        explorer.locator("input[type=range]").first.focus()
+        page.keyboard.press("ArrowRight")
+        assert explorer.get_attribute("data-aqa-frame") != before
+        img = explorer.locator("img.aqa-frame")
+        img.evaluate("img => img.decode()")
+        assert img.evaluate("img => img.src.startsWith('file:') && img.naturalWidth > 0")
+    finally:
+        context.close()
