@@ -2,11 +2,12 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from attention_qa.blocks import FeedForward, LayerNorm, TransformerBlock
+from attention_qa.blocks import FeedForward, LayerNorm, RMSNorm, SwiGLU, TransformerBlock
 from attention_qa.masks import causal_mask
 
 
@@ -130,6 +131,82 @@ def test_feedforward_bad_arguments():
         FeedForward(4.0, 8)
     with pytest.raises(ValueError, match=r"x has shape \(3, 5\) but this module has d_model=4"):
         FeedForward(4, 8)(torch.zeros(3, 5))
+
+
+# --- RMSNorm ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(8,), (3, 8), (2, 5, 8)])
+@pytest.mark.parametrize("eps", [1e-6, 0.1])
+def test_rmsnorm_matches_torch(shape, eps):
+    ours = randomise_(RMSNorm(8, eps=eps).double(), seed=1)
+    ref = nn.RMSNorm(8, eps=eps).double()
+    with torch.no_grad():
+        ref.weight.copy_(ours.weight)
+    x = rand(*shape, seed=2) * 3 + 1
+    torch.testing.assert_close(ours(x), ref(x))
+    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (ours(x1) ** 3).sum().backward()
+    (ref(x2) ** 3).sum().backward()
+    torch.testing.assert_close(x1.grad, x2.grad)
+    torch.testing.assert_close(ours.weight.grad, ref.weight.grad)
+
+
+def test_rmsnorm_default_eps_and_parameters():
+    norm = RMSNorm(6)
+    assert norm.eps == 1e-6
+    assert [name for name, _ in norm.named_parameters()] == ["weight"]  # no bias
+    assert torch.equal(norm.weight, torch.ones(6))
+    assert norm.state_dict().keys() == nn.RMSNorm(6).state_dict().keys()
+
+
+def test_rmsnorm_rescales_without_centring():
+    x = torch.tensor([[3.0, 4.0, 0.0, 0.0]], dtype=torch.float64)  # mean of squares 25/4
+    y = RMSNorm(4, eps=1e-12).double()(x)
+    torch.testing.assert_close(y, x / 2.5)
+    assert y.pow(2).mean().item() == pytest.approx(1.0)
+    assert y.mean().item() != pytest.approx(0.0)  # unlike LayerNorm, the mean stays
+    assert torch.equal(RMSNorm(4)(torch.zeros(2, 4)), torch.zeros(2, 4))  # eps: no 0/0
+
+
+def test_rmsnorm_bad_arguments():
+    with pytest.raises(ValueError, match="eps must be a positive, finite number, got 0"):
+        RMSNorm(4, eps=0)
+    with pytest.raises(ValueError, match="d_model must be a positive integer, got 0"):
+        RMSNorm(0)
+    with pytest.raises(ValueError, match=r"x has shape \(3, 5\) but this module has d_model=4"):
+        RMSNorm(4)(torch.zeros(3, 5))
+    with pytest.raises(TypeError, match="x must be a floating-point tensor"):
+        RMSNorm(4)(torch.zeros(3, 4, dtype=torch.long))
+
+
+# --- SwiGLU -------------------------------------------------------------------------------
+
+
+def test_swiglu_matches_silu_formula():
+    ffn = randomise_(SwiGLU(4, 10).double(), seed=3)
+    x = rand(2, 3, 4, seed=4)
+    W_gate, W_up, W_down = ffn.w_gate.weight, ffn.w_up.weight, ffn.w_down.weight
+    assert W_gate.shape == W_up.shape == (10, 4) and W_down.shape == (4, 10)
+    torch.testing.assert_close(ffn(x), (F.silu(x @ W_gate.T) * (x @ W_up.T)) @ W_down.T)
+    # silu(z) = z · sigmoid(z), written out.
+    z = x @ W_gate.T
+    torch.testing.assert_close(ffn(x), (z * torch.sigmoid(z) * (x @ W_up.T)) @ W_down.T)
+
+
+def test_swiglu_has_no_biases():
+    ffn = SwiGLU(4, 10)
+    assert sorted(name for name, _ in ffn.named_parameters()) == [
+        "w_down.weight", "w_gate.weight", "w_up.weight"
+    ]
+    assert torch.equal(ffn(torch.zeros(3, 4)), torch.zeros(3, 4))  # no bias: 0 ↦ 0
+
+
+def test_swiglu_bad_arguments():
+    with pytest.raises(ValueError, match="d_ff must be a positive integer, got -3"):
+        SwiGLU(4, -3)
+    with pytest.raises(ValueError, match=r"x has shape \(3, 5\) but this module has d_model=4"):
+        SwiGLU(4, 8)(torch.zeros(3, 5))
 
 
 # --- TransformerBlock ---------------------------------------------------------------------

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attention_qa.masks import (
+    bigbird_mask,
     causal_mask,
     combine_masks,
     global_local_mask,
@@ -248,3 +249,78 @@ def test_global_local_properties(data, n, window):
 def test_global_local_errors(n, window, global_tokens, message):
     with pytest.raises(ValueError, match=message):
         global_local_mask(n, window, global_tokens)
+
+
+# --- bigbird_mask ---------------------------------------------------------------------------
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    data=st.data(),
+    n=st.integers(1, 20),
+    window=st.integers(0, 4),
+    num_random=st.integers(0, 25),
+    seed=st.integers(0, 2**16),
+)
+def test_bigbird_adds_random_keys_to_global_local(data, n, window, num_random, seed):
+    global_tokens = data.draw(st.lists(st.integers(0, n - 1), max_size=3))
+    base = global_local_mask(n, window, global_tokens)
+    got = bigbird_mask(n, window, global_tokens, num_random, generator=_gen(seed))
+    assert got.dtype == torch.bool and got.shape == (n, n)
+    assert torch.equal(got & base, base)  # everything Longformer's pattern allows
+    for i in range(n):
+        if i in global_tokens:
+            assert got[i].all()  # a global row already saw every key
+            continue
+        unseen = int((~base[i]).sum())
+        assert int((got[i] & ~base[i]).sum()) == min(num_random, unseen)
+    # Global columns are unchanged: every query still sees every global key.
+    for g in global_tokens:
+        assert got[:, g].all()
+
+
+def test_bigbird_is_reproducible_from_the_generator():
+    a = bigbird_mask(16, 1, [0], 3, generator=_gen(0))
+    assert torch.equal(a, bigbird_mask(16, 1, [0], 3, generator=_gen(0)))
+    assert not torch.equal(a, bigbird_mask(16, 1, [0], 3, generator=_gen(1)))
+    torch.manual_seed(4)
+    b = bigbird_mask(16, 1, [0], 3)
+    torch.manual_seed(4)
+    assert torch.equal(b, bigbird_mask(16, 1, [0], 3))
+
+
+def test_bigbird_random_keys_are_uniform_over_the_unseen_ones():
+    # Row 0 of a 12-token window-1 mask does not see keys 2..11. Drawing 2 of those 10 keys
+    # 2000 times gives each one 400 times on average, standard deviation about 18.
+    g = _gen(3)
+    counts = torch.zeros(12)
+    for _ in range(2000):
+        counts += bigbird_mask(12, 1, [], 2, generator=g)[0].float()
+    assert counts[:2].tolist() == [2000, 2000]  # the window: key 0 (itself) and key 1
+    assert ((counts[2:] - 400).abs() < 100).all(), counts[2:].tolist()
+
+
+def test_bigbird_without_random_keys_is_global_local():
+    assert torch.equal(bigbird_mask(9, 2, [0, 5], 0), global_local_mask(9, 2, [0, 5]))
+    # Asking for more random keys than remain gives each non-global row every key.
+    assert bigbird_mask(9, 1, [3], 100, generator=_gen(0)).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"num_random": -1}, ValueError, "num_random must be a non-negative integer, got -1"),
+        ({"num_random": 1.5}, ValueError, "num_random must be a non-negative integer, got 1.5"),
+        ({"num_random": 1, "generator": 0}, TypeError, "generator must be a torch.Generator"),
+        ({"num_random": 1, "global_tokens": [9]}, ValueError, "global_tokens must lie in"),
+        ({"num_random": 1, "window": -2}, ValueError, "window must be a non-negative integer"),
+    ],
+)
+def test_bigbird_errors(kwargs, error, message):
+    args = {"n": 6, "window": 1, "global_tokens": [0]} | kwargs
+    with pytest.raises(error, match=message):
+        bigbird_mask(**args)

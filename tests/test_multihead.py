@@ -6,8 +6,15 @@ from hypothesis import strategies as st
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
+from attention_qa import costs
 from attention_qa.masks import causal_mask, combine_masks, padding_mask
-from attention_qa.multihead import MultiHeadAttention, attention_flops, kv_cache_bytes
+from attention_qa.multihead import (
+    MultiHeadAttention,
+    MultiHeadLatentAttention,
+    attention_flops,
+    kv_cache_bytes,
+    latent_cache_bytes,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -355,3 +362,170 @@ def test_a_cache_filled_step_by_step_gives_the_full_causal_attention():
         outs.append(out)
     assert cache["k"].shape == (2, 2, 7, 4) and cache["v"].shape == (2, 2, 7, 4)
     torch.testing.assert_close(torch.cat(outs, dim=1), full)
+
+
+# --- MultiHeadLatentAttention -------------------------------------------------------------
+
+
+def make_mla(d_model=16, num_heads=4, d_latent=6, seed=0):
+    torch.manual_seed(seed)
+    return MultiHeadLatentAttention(d_model, num_heads, d_latent).double()
+
+
+def mla_reference(mla, x, mask=None):
+    """DeepSeek-V2 eqs. (9)-(13) with PyTorch's attention: K = W_uk c, V = W_uv c, per head."""
+    B, n, d = x.shape
+    h, d_head = mla.num_heads, d // mla.num_heads
+    c = x @ mla.w_dkv.weight.T  # (B, n, d_latent)
+    q, k, v = (t.reshape(B, n, h, d_head).transpose(1, 2)
+               for t in (x @ mla.w_q.weight.T, c @ mla.w_uk.weight.T, c @ mla.w_uv.weight.T))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # scale 1/√d_head
+    scores = (q @ k.transpose(-2, -1)) / d_head**0.5
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return out.transpose(1, 2).reshape(B, n, d) @ mla.w_o.weight.T, weights
+
+
+@pytest.mark.parametrize("absorb", [False, True])
+@pytest.mark.parametrize("use_mask", [False, True])
+def test_mla_matches_reference_from_torch_attention(absorb, use_mask):
+    mla = make_mla()
+    x = torch.randn(2, 7, 16, dtype=torch.float64)
+    mask = causal_mask(7) if use_mask else None
+    out, weights = mla(x, mask=mask, absorb=absorb)
+    ref_out, ref_weights = mla_reference(mla, x, mask)
+    assert out.shape == (2, 7, 16) and weights.shape == (2, 4, 7, 7)
+    torch.testing.assert_close(out, ref_out)
+    torch.testing.assert_close(weights, ref_weights)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    heads_and_d=st.sampled_from([(1, 4), (2, 8), (4, 8), (3, 12)]),
+    d_latent=st.integers(1, 10),
+    n=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_mla_absorbed_equals_explicit(heads_and_d, d_latent, n, seed):
+    num_heads, d_model = heads_and_d
+    mla = make_mla(d_model, num_heads, d_latent, seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(2, n, d_model, generator=g, dtype=torch.float64)
+    mask = torch.rand(2, 1, n, n, generator=g) > 0.3  # some rows fully masked
+    explicit = mla(x, mask=mask)
+    absorbed = mla(x, mask=mask, absorb=True)
+    torch.testing.assert_close(absorbed[0], explicit[0], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(absorbed[1], explicit[1], rtol=1e-12, atol=1e-12)
+
+
+def test_mla_absorbed_never_builds_keys_or_values():
+    mla = make_mla()
+    calls = []
+    for name in ("w_uk", "w_uv"):
+        getattr(mla, name).register_forward_hook(
+            lambda module, inputs, output, name=name: calls.append(name)
+        )
+    x = torch.randn(1, 5, 16, dtype=torch.float64)
+    mla(x, absorb=True)
+    assert calls == []
+    mla(x)
+    assert calls == ["w_uk", "w_uv"]
+
+
+@pytest.mark.parametrize("absorb", [False, True])
+def test_mla_padding_mask_and_fully_masked_rows(absorb):
+    mla = make_mla(seed=1)
+    x = torch.randn(2, 5, 16, dtype=torch.float64)
+    keep = padding_mask([5, 3], 5).view(2, 1, 1, 5)  # (B, 1, 1, m)
+    mask = combine_masks(causal_mask(5), keep)
+    mask[1, 0, 4] = False  # query 4 of batch 1 sees nothing
+    out, weights = mla(x, mask=mask, absorb=absorb)
+    assert (weights[~mask.expand(2, 4, 5, 5)] == 0).all()
+    assert torch.equal(weights[1, :, 4], torch.zeros(4, 5, dtype=torch.float64))
+    assert torch.equal(out[1, 4], torch.zeros(16, dtype=torch.float64))  # w_o has no bias
+    ok = mask.expand(2, 4, 5, 5).any(-1)  # (B, h, n): rows with some key
+    ref_out, ref_weights = mla_reference(mla, x, mask.expand(2, 4, 5, 5) | ~ok.unsqueeze(-1))
+    torch.testing.assert_close(weights[ok], ref_weights[ok])
+    torch.testing.assert_close(out[0], ref_out[0])
+
+
+def test_mla_structure():
+    mla = MultiHeadLatentAttention(32, 4, 8)
+    shapes = {name: tuple(p.shape) for name, p in mla.named_parameters()}
+    assert shapes == {
+        "w_q.weight": (32, 32), "w_dkv.weight": (8, 32), "w_uk.weight": (32, 8),
+        "w_uv.weight": (32, 8), "w_o.weight": (32, 32),
+    }  # and no biases
+    assert mla.d_head == 8
+
+
+def test_mla_gradients_reach_every_parameter():
+    for absorb in (False, True):
+        mla = make_mla()
+        out, _ = mla(torch.randn(2, 4, 16, dtype=torch.float64), causal_mask(4), absorb=absorb)
+        out.square().sum().backward()
+        for name, p in mla.named_parameters():
+            assert p.grad is not None and p.grad.abs().sum() > 0, (absorb, name)
+
+
+def test_mla_bad_arguments():
+    with pytest.raises(ValueError, match="num_heads=3 must divide d_model=16"):
+        MultiHeadLatentAttention(16, 3, 4)
+    with pytest.raises(ValueError, match="d_latent must be a positive integer, got 0"):
+        MultiHeadLatentAttention(16, 4, 0)
+    mla = make_mla()
+    with pytest.raises(ValueError, match=r"x has shape \(2, 5, 8\) but must be \(B, n, 16\)"):
+        mla(torch.zeros(2, 5, 8, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"x has shape \(5, 16\) but must be \(B, n, 16\)"):
+        mla(torch.zeros(5, 16, dtype=torch.float64))
+    with pytest.raises(TypeError, match="module's weights have dtype torch.float64"):
+        mla(torch.zeros(1, 5, 16))
+    with pytest.raises(TypeError, match="absorb must be True or False, got 1"):
+        mla(torch.zeros(1, 5, 16, dtype=torch.float64), absorb=1)
+    x = torch.zeros(1, 5, 16, dtype=torch.float64)
+    for absorb in (False, True):
+        with pytest.raises(ValueError, match=r"mask has shape \(4, 4\) which does not broadcast"):
+            mla(x, mask=causal_mask(4), absorb=absorb)
+        with pytest.raises(TypeError, match="mask must be a boolean tensor"):
+            mla(x, mask=torch.ones(5, 5), absorb=absorb)
+
+
+# --- latent_cache_bytes -------------------------------------------------------------------
+
+
+def test_latent_cache_bytes_formula():
+    assert latent_cache_bytes is costs.latent_cache_bytes  # one definition, two imports
+    # DeepSeek-V2: 60 layers, d_latent 512 plus 64 RoPE dims, fp16.
+    assert latent_cache_bytes(60, 512, seq_len=1, d_rope=64) == 60 * 576 * 2
+    got = latent_cache_bytes(2, 8, 10, batch=3, bytes_per_element=4, d_rope=1)
+    assert got == 2 * (8 + 1) * 10 * 3 * 4
+    assert latent_cache_bytes(1, 8, 1, bytes_per_element=0.5) == 4.0
+    # Against the K/V cache of 128 heads of 128 (DeepSeek-V2's shape without compression).
+    ratio = kv_cache_bytes(60, 128, 128, 1) / latent_cache_bytes(60, 512, 1, d_rope=64)
+    assert ratio == pytest.approx(2 * 128 * 128 / 576)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_latent_cache_bytes_match_the_latents_of_a_real_module(dtype):
+    layers, batch, seq_len = 3, 2, 9
+    mlas = [MultiHeadLatentAttention(16, 4, 6).to(dtype) for _ in range(layers)]
+    x = torch.randn(batch, seq_len, 16, dtype=dtype)
+    cache = [mla.w_dkv(x) for mla in mlas]  # what a decoder keeps: c of every layer
+    held = sum(c.numel() * c.element_size() for c in cache)
+    assert held == latent_cache_bytes(layers, 6, seq_len, batch, torch.finfo(dtype).bits // 8)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"d_latent": 0}, "d_latent must be a positive integer"),
+        ({"d_rope": -1}, "d_rope must be a non-negative integer, got -1"),
+        ({"seq_len": 2.0}, "seq_len must be a positive integer"),
+        ({"bytes_per_element": -2}, "bytes_per_element must be a positive number"),
+    ],
+)
+def test_latent_cache_bytes_errors(kwargs, message):
+    args = {"num_layers": 2, "d_latent": 8, "seq_len": 4} | kwargs
+    with pytest.raises(ValueError, match=message):
+        latent_cache_bytes(**args)

@@ -5,7 +5,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_qa.positional import sinusoidal_encoding
+from attention_qa.positional import (
+    alibi_bias,
+    alibi_slopes,
+    apply_rope,
+    rope_frequencies,
+    sinusoidal_encoding,
+)
 
 
 def encoding_by_loop(num_positions, d_model):
@@ -92,3 +98,180 @@ def test_non_positive_or_non_int_d_model_rejected(d_model):
 def test_non_positive_num_positions_rejected(num_positions):
     with pytest.raises(ValueError, match="num_positions must be a positive integer"):
         sinusoidal_encoding(num_positions, 4)
+
+
+# --- RoPE ----------------------------------------------------------------------------------
+
+
+def rand(*shape, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+
+def rope_by_complex_numbers(x, positions, base=10000.0):
+    """RoFormer eq. (34) read as complex arithmetic: pair i is the number x[2i] + i·x[2i+1],
+    multiplied by e^{i·pos·θᵢ}."""
+    d = x.shape[-1]
+    theta = torch.tensor([base ** (-2 * i / d) for i in range(d // 2)], dtype=torch.float64)
+    angles = torch.as_tensor(positions, dtype=torch.float64).unsqueeze(1) * theta  # (n, d/2)
+    turn = torch.polar(torch.ones_like(angles), angles)  # e^{i·angle}
+    z = torch.view_as_complex(x.double().reshape(*x.shape[:-1], d // 2, 2).contiguous())
+    return torch.view_as_real(z * turn).reshape(x.shape)
+
+
+@pytest.mark.parametrize("d, base", [(2, 10000.0), (8, 10000.0), (16, 500.0)])
+def test_rope_frequencies_match_formula(d, base):
+    got = rope_frequencies(d, base)
+    assert got.shape == (d // 2,) and got.dtype == torch.get_default_dtype()
+    expected = torch.tensor([base ** (-2 * i / d) for i in range(d // 2)])
+    torch.testing.assert_close(got, expected)
+    assert got[0].item() == 1.0
+
+
+@pytest.mark.parametrize("shape", [(5, 8), (2, 7, 4), (2, 3, 6, 16)])
+def test_apply_rope_matches_complex_rotation(shape):
+    x = rand(*shape, seed=1)
+    n = shape[-2]
+    torch.testing.assert_close(apply_rope(x), rope_by_complex_numbers(x, torch.arange(n)))
+    positions = torch.tensor([3, 0, 11, 7, 2, 40, 5][:n])
+    torch.testing.assert_close(
+        apply_rope(x, positions, base=100.0), rope_by_complex_numbers(x, positions, 100.0)
+    )
+
+
+def test_apply_rope_position_zero_is_identity_and_norms_are_kept():
+    x = rand(3, 10, 8, seed=2)
+    out = apply_rope(x)
+    assert torch.equal(out[:, 0], x[:, 0])
+    torch.testing.assert_close(out.norm(dim=-1), x.norm(dim=-1))
+    # Each pair keeps its own length, too: RoPE only turns the pairs.
+    torch.testing.assert_close(
+        out.unflatten(-1, (4, 2)).norm(dim=-1), x.unflatten(-1, (4, 2)).norm(dim=-1)
+    )
+
+
+def test_apply_rope_score_depends_only_on_the_offset():
+    q, k = rand(1, 16, seed=3), rand(1, 16, seed=4)
+    for offset in (-5, 0, 3, 20):
+        scores = []
+        for start in (0, 7, 100, 2048):
+            q_rot = apply_rope(q, torch.tensor([start + offset]))
+            k_rot = apply_rope(k, torch.tensor([start]))
+            scores.append((q_rot @ k_rot.T).item())
+        assert max(scores) - min(scores) < 1e-10, (offset, scores)
+    # ... and it does depend on the offset.
+    near = (apply_rope(q, torch.tensor([1])) @ apply_rope(k, torch.tensor([0])).T).item()
+    far = (apply_rope(q, torch.tensor([9])) @ apply_rope(k, torch.tensor([0])).T).item()
+    assert abs(near - far) > 1e-3
+
+
+def test_apply_rope_positions_continue_a_cache():
+    x = rand(2, 12, 6, seed=5)
+    full = apply_rope(x)
+    torch.testing.assert_close(apply_rope(x[:, 9:], torch.arange(9, 12)), full[:, 9:])
+
+
+@pytest.mark.parametrize(
+    "dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-5), (torch.float16, 2e-3),
+                   (torch.bfloat16, 2e-2)]
+)
+def test_apply_rope_keeps_dtype(dtype, tol):
+    x = rand(4, 6, 8, seed=6, dtype=dtype)
+    out = apply_rope(x)
+    assert out.dtype == dtype and out.shape == x.shape
+    torch.testing.assert_close(
+        out.double(), rope_by_complex_numbers(x, torch.arange(6)), atol=tol, rtol=tol
+    )
+
+
+def test_apply_rope_large_positions_stay_accurate_in_float32():
+    x = rand(3, 8, seed=7, dtype=torch.float32)
+    positions = torch.tensor([100_000, 250_001, 999_999])
+    torch.testing.assert_close(
+        apply_rope(x, positions).double(), rope_by_complex_numbers(x, positions),
+        atol=1e-5, rtol=1e-5,
+    )
+
+
+def test_apply_rope_errors():
+    with pytest.raises(ValueError, match=r"x has shape \(4, 7\) but its last dim d=7 must be even"):
+        apply_rope(rand(4, 7))
+    with pytest.raises(ValueError, match=r"positions has shape \(3,\) but x has n=4 positions"):
+        apply_rope(rand(4, 6), torch.arange(3))
+    with pytest.raises(ValueError, match="positions must hold integers, got dtype torch.float32"):
+        apply_rope(rand(4, 6), torch.arange(4.0))
+    with pytest.raises(TypeError, match="x must be a floating-point tensor"):
+        apply_rope(torch.ones(4, 6, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"x has shape \(6,\) but needs at least 2 dimensions"):
+        apply_rope(rand(6))
+    with pytest.raises(ValueError, match="base must be a positive, finite number, got 0"):
+        apply_rope(rand(4, 6), base=0)
+    with pytest.raises(ValueError, match="d must be even .*got 5"):
+        rope_frequencies(5)
+    with pytest.raises(ValueError, match="d must be a positive integer, got 0"):
+        rope_frequencies(0)
+
+
+# --- ALiBi ---------------------------------------------------------------------------------
+
+
+def get_slopes(n):
+    """The reference code of Press et al. (2022), in the repository
+    github.com/ofirpress/attention_with_linear_biases."""
+
+    def get_slopes_power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (
+        get_slopes_power_of_2(closest_power_of_2)
+        + get_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
+    )
+
+
+def test_alibi_slopes_for_8_and_12_heads():
+    assert alibi_slopes(8).tolist() == [2.0**-k for k in range(1, 9)]
+    expected_12 = [2.0**-k for k in range(1, 9)] + [2**-0.5, 2**-1.5, 2**-2.5, 2**-3.5]
+    torch.testing.assert_close(alibi_slopes(12).double(), torch.tensor(expected_12).double())
+
+
+@pytest.mark.parametrize("num_heads", list(range(1, 33)) + [48, 64, 80])
+def test_alibi_slopes_match_reference_code(num_heads):
+    got = alibi_slopes(num_heads)
+    assert got.shape == (num_heads,) and got.dtype == torch.get_default_dtype()
+    torch.testing.assert_close(got.double(), torch.tensor(get_slopes(num_heads)).double(),
+                               rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("num_heads, n, m", [(1, 1, None), (4, 5, None), (3, 3, 7), (8, 4, 4)])
+def test_alibi_bias_matches_loop(num_heads, n, m):
+    got = alibi_bias(num_heads, n, m)
+    m_ = n if m is None else m
+    slopes = get_slopes(num_heads)
+    expected = torch.tensor(
+        [[[-slopes[h] * abs(i + (m_ - n) - j) for j in range(m_)] for i in range(n)]
+         for h in range(num_heads)]
+    )
+    assert got.shape == (num_heads, n, m_) and got.dtype == torch.get_default_dtype()
+    torch.testing.assert_close(got, expected)
+
+
+def test_alibi_bias_with_a_cache_puts_the_queries_last():
+    bias = alibi_bias(2, 3, 8)  # three new queries at positions 5, 6, 7
+    for row, position in enumerate((5, 6, 7)):
+        assert bias[:, row, position].abs().max() == 0  # no penalty on its own position
+    # The last query's bias grows linearly back to key 0: −slope · 7.
+    torch.testing.assert_close(bias[:, 2, 0], -7 * alibi_slopes(2))
+
+
+def test_alibi_errors():
+    with pytest.raises(ValueError, match="num_heads must be a positive integer, got 0"):
+        alibi_slopes(0)
+    with pytest.raises(ValueError, match="n must be a positive integer, got -1"):
+        alibi_bias(4, -1)
+    with pytest.raises(ValueError, match="m must be a positive integer, got 2.0"):
+        alibi_bias(4, 3, 2.0)

@@ -5,10 +5,11 @@ Follows Vaswani et al. (2017), "Attention Is All You Need", equation (1):
 ``torch.nn.functional.scaled_dot_product_attention``: a boolean mask where
 **True means "may attend"**.
 
-Two older scoring rules sit beside it: ``AdditiveAttention`` follows Bahdanau, Cho and
+Older scoring rules sit beside it: ``AdditiveAttention`` follows Bahdanau, Cho and
 Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and Translate",
-and ``attention_pooling`` is the Nadaraya (1964) and Watson (1964) kernel regression
-that attention generalises.
+``GeneralAttention`` the bilinear score of Luong, Pham and Manning (2015), "Effective
+Approaches to Attention-based Neural Machine Translation", and ``attention_pooling`` is
+the Nadaraya (1964) and Watson (1964) kernel regression that attention generalises.
 """
 
 import math
@@ -86,22 +87,7 @@ class AdditiveAttention(nn.Module):
         self.w_v = nn.Linear(d_hidden, 1, bias=False)
 
     def forward(self, q, k, v, mask=None):
-        check_qkv(q, k, v, mask, same_d_k=False)
-        if q.shape[-1] != self.d_query:
-            raise ValueError(
-                f"q has shape {shape_str(q.shape)} but this module has d_query={self.d_query}; "
-                f"q must be (..., n, {self.d_query})"
-            )
-        if k.shape[-1] != self.d_key:
-            raise ValueError(
-                f"k has shape {shape_str(k.shape)} but this module has d_key={self.d_key}; "
-                f"k must be (..., m, {self.d_key})"
-            )
-        if q.dtype != self.W_q.weight.dtype:
-            raise TypeError(
-                f"q, k and v have dtype {q.dtype} but the module's weights have dtype "
-                f"{self.W_q.weight.dtype}; convert one to match (e.g. module.to(q.dtype))"
-            )
+        _check_score_inputs(self.d_query, self.d_key, self.W_q.weight.dtype, q, k, v, mask)
         q_h = self.W_q(q)  # (..., n, d_hidden)
         k_h = self.W_k(k)  # (..., m, d_hidden)
         # Every query meets every key: broadcast to one hidden vector per (query, key) pair.
@@ -110,6 +96,56 @@ class AdditiveAttention(nn.Module):
         weights = masked_softmax(scores, mask)  # (..., n, m)
         output = weights @ v  # (..., n, d_v)
         return output, weights
+
+
+class GeneralAttention(nn.Module):
+    """Luong's "general" (bilinear) score: ``score(q, k) = qᵀ W k``, with no scaling.
+
+    Luong, Pham and Manning (2015), "Effective Approaches to Attention-based Neural Machine
+    Translation", section 3.1. ``W = nn.Linear(d_key, d_query, bias=False)``, so
+    ``W.weight`` is the (d_query, d_key) matrix of the score and ``W(k)`` maps each key into
+    the query's space. With d_query = d_key and W the identity it is the plain dot product.
+
+    ``forward(q, k, v, mask=None)`` follows ``AdditiveAttention``:
+    q: (..., n, d_query), k: (..., m, d_key), v: (..., m, d_v), leading dims broadcast;
+    mask: boolean, broadcastable to (..., n, m), True = may attend. It returns
+    ``(output (..., n, d_v), weights (..., n, m))``; a query whose keys are all masked
+    gets zero weights and a zero output.
+    """
+
+    def __init__(self, d_query: int, d_key: int):
+        super().__init__()
+        self.d_query = require_positive_int("d_query", d_query)
+        self.d_key = require_positive_int("d_key", d_key)
+        self.W = nn.Linear(d_key, d_query, bias=False)
+
+    def forward(self, q, k, v, mask=None):
+        _check_score_inputs(self.d_query, self.d_key, self.W.weight.dtype, q, k, v, mask)
+        k_in_q_space = self.W(k)  # (..., m, d_query): W k_j for every key
+        scores = q @ k_in_q_space.transpose(-2, -1)  # (..., n, m): q_iᵀ W k_j
+        weights = masked_softmax(scores, mask, inplace=True)  # (..., n, m); scores is ours
+        output = weights @ v  # (..., n, d_v)
+        return output, weights
+
+
+def _check_score_inputs(d_query: int, d_key: int, weight_dtype, q, k, v, mask) -> None:
+    """The checks of a score module whose query and key widths may differ."""
+    check_qkv(q, k, v, mask, same_d_k=False)
+    if q.shape[-1] != d_query:
+        raise ValueError(
+            f"q has shape {shape_str(q.shape)} but this module has d_query={d_query}; "
+            f"q must be (..., n, {d_query})"
+        )
+    if k.shape[-1] != d_key:
+        raise ValueError(
+            f"k has shape {shape_str(k.shape)} but this module has d_key={d_key}; "
+            f"k must be (..., m, {d_key})"
+        )
+    if q.dtype != weight_dtype:
+        raise TypeError(
+            f"q, k and v have dtype {q.dtype} but the module's weights have dtype "
+            f"{weight_dtype}; convert one to match (e.g. module.to(q.dtype))"
+        )
 
 
 def attention_pooling(queries, keys, values, bandwidth):

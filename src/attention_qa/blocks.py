@@ -7,19 +7,25 @@ W_2 + b_2``). Layer normalisation is Ba, Kiros and Hinton (2016), "Layer Normali
 The Pre-LN variant, ``x + Sublayer(LayerNorm(x))``, is the one Xiong et al. (2020), "On
 Layer Normalization in the Transformer Architecture", show trains without warm-up.
 
+Two pieces of today's blocks (LLaMA, Touvron et al., 2023) sit beside them: ``RMSNorm``
+(Zhang and Sennrich, 2019) and the gated ``SwiGLU`` feed-forward network (Shazeer, 2020).
+
 Masks are boolean with **True = may attend**, like the rest of the package. There is no
 dropout: the book's blocks stay deterministic, and ``nn.TransformerEncoderLayer`` with
 ``dropout=0`` computes the same function.
 """
 
-import math
-import numbers
-
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from attention_qa.multihead import MultiHeadAttention
-from attention_qa.validation import require_positive_int, require_tensor, shape_str
+from attention_qa.validation import (
+    require_positive_int,
+    require_positive_number,
+    require_tensor,
+    shape_str,
+)
 
 
 def _check_last_dim(name: str, x, d_model: int, want: str) -> None:
@@ -43,9 +49,7 @@ class LayerNorm(nn.Module):
         super().__init__()
         self.d_model = require_positive_int("d_model", d_model)
         # eps > 0 keeps a constant row (variance 0) from dividing by zero.
-        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < eps < math.inf:
-            raise ValueError(f"eps must be a positive, finite number, got {eps!r}")
-        self.eps = float(eps)
+        self.eps = require_positive_number("eps", eps)
         self.weight = nn.Parameter(torch.ones(d_model))  # (d_model,)
         self.bias = nn.Parameter(torch.zeros(d_model))  # (d_model,)
 
@@ -61,6 +65,60 @@ class LayerNorm(nn.Module):
         var = x.var(dim=-1, unbiased=False, keepdim=True)  # (..., 1)
         x_hat = (x - mean) / torch.sqrt(var + self.eps)  # (..., d_model)
         return x_hat * self.weight + self.bias  # (..., d_model)
+
+
+class RMSNorm(nn.Module):
+    """Root-mean-square normalisation: ``y = x / √(mean(x²) + eps) · weight`` over the last dim.
+
+    Zhang and Sennrich (2019), "Root Mean Square Layer Normalization": LayerNorm without
+    the mean subtraction and without the bias, as in LLaMA (Touvron et al., 2023). It
+    rescales each vector to unit root mean square but does not centre it. Equals
+    ``torch.nn.RMSNorm(d_model, eps=eps)`` holding the same ``weight``.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-6):
+        super().__init__()
+        self.d_model = require_positive_int("d_model", d_model)
+        # eps > 0 keeps an all-zero row from dividing by zero.
+        self.eps = require_positive_number("eps", eps)
+        self.weight = nn.Parameter(torch.ones(d_model))  # (d_model,)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, eps={self.eps}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (..., d_model) → (..., d_model)."""
+        _check_last_dim("x", x, self.d_model, f"(..., {self.d_model})")
+        mean_square = x.pow(2).mean(dim=-1, keepdim=True)  # (..., 1)
+        return x * torch.rsqrt(mean_square + self.eps) * self.weight  # (..., d_model)
+
+
+class SwiGLU(nn.Module):
+    """The gated feed-forward network of LLaMA: ``w_down(silu(w_gate(x)) * w_up(x))``.
+
+    Shazeer (2020), "GLU Variants Improve Transformer", FFN_SwiGLU with Swish₁ = SiLU,
+    ``silu(z) = z · sigmoid(z)``: one d_model → d_ff projection, passed through SiLU, gates
+    another elementwise. The three projections carry no bias, as in the paper and LLaMA.
+    With three matrices instead of two, LLaMA takes d_ff ≈ (2/3)·4·d_model to keep the
+    parameter count of a 4·d_model ReLU network.
+    """
+
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.d_model = require_positive_int("d_model", d_model)
+        self.d_ff = require_positive_int("d_ff", d_ff)
+        self.w_gate = nn.Linear(d_model, d_ff, bias=False)
+        self.w_up = nn.Linear(d_model, d_ff, bias=False)
+        self.w_down = nn.Linear(d_ff, d_model, bias=False)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, d_ff={self.d_ff}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (..., d_model) → (..., d_model)."""
+        _check_last_dim("x", x, self.d_model, f"(..., {self.d_model})")
+        gate = F.silu(self.w_gate(x))  # (..., d_ff)
+        return self.w_down(gate * self.w_up(x))  # (..., d_ff) → (..., d_model)
 
 
 class FeedForward(nn.Module):

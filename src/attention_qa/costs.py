@@ -9,13 +9,14 @@ parameters of the package's modules) in the tests:
 - ``block_parameter_counts`` and ``model_parameter_counts``: a Transformer block and a
   stack of them between tied or untied embeddings (Press & Wolf, 2017);
 - ``kv_cache_bytes``, ``scores_per_step`` and ``cumulative_scores``: what decoding with
-  and without a K/V cache keeps and computes (Pope et al., 2022);
+  and without a K/V cache keeps and computes (Pope et al., 2022); ``latent_cache_bytes``:
+  the smaller cache of multi-head latent attention (DeepSeek-AI, 2024, "DeepSeek-V2");
 - ``MODEL_PRESETS``: the attention shapes of a few published models.
 
 A multiply-add counts as 2 FLOPs throughout, as ``torch.utils.flop_counter`` counts it.
 """
 
-from attention_qa.validation import require_positive_int
+from attention_qa.validation import require_nonnegative_int, require_positive_int
 
 KERNEL = 3  # the convolution width of layer_flops' third layer
 NUM_BLOCKS = 6  # the 2017 paper's encoder depth, model_parameter_counts' default
@@ -96,12 +97,34 @@ def kv_cache_bytes(num_layers: int, num_kv_heads: int, d_head: int, seq_len: int
     for name, value in (("num_layers", num_layers), ("num_kv_heads", num_kv_heads),
                         ("d_head", d_head), ("seq_len", seq_len), ("batch", batch)):
         require_positive_int(name, value)
+    _require_bytes_per_element(bytes_per_element)
+    return 2 * num_layers * num_kv_heads * d_head * seq_len * batch * bytes_per_element
+
+
+def latent_cache_bytes(num_layers: int, d_latent: int, seq_len: int, batch: int = 1,
+                       bytes_per_element: int | float = 2, d_rope: int = 0) -> int | float:
+    """Bytes of multi-head latent attention's cache:
+    ``layers · (d_latent + d_rope) · seq_len · batch · bytes``.
+
+    DeepSeek-V2 (2024) caches one latent vector c of width d_latent per token and layer,
+    from which every head's keys and values are rebuilt, instead of 2 · kv_heads · d_head
+    numbers; ``d_rope`` counts the small key part that carries RoPE and is cached beside it
+    (DeepSeek-V2: d_latent = 512, d_rope = 64).
+    """
+    for name, value in (("num_layers", num_layers), ("d_latent", d_latent),
+                        ("seq_len", seq_len), ("batch", batch)):
+        require_positive_int(name, value)
+    require_nonnegative_int("d_rope", d_rope)
+    _require_bytes_per_element(bytes_per_element)
+    return num_layers * (d_latent + d_rope) * seq_len * batch * bytes_per_element
+
+
+def _require_bytes_per_element(bytes_per_element) -> None:
     if (isinstance(bytes_per_element, bool) or not isinstance(bytes_per_element, (int, float))
             or not bytes_per_element > 0):
         raise ValueError(
             f"bytes_per_element must be a positive number, got {bytes_per_element!r}"
         )
-    return 2 * num_layers * num_kv_heads * d_head * seq_len * batch * bytes_per_element
 
 
 def scores_per_step(t: int, use_cache: bool) -> int:

@@ -16,6 +16,11 @@ Three ideas, each from one paper:
   φ(x) = elu(x) + 1, lets matrix products be regrouped, φ(Q) (φ(K)ᵀ V), so the cost is
   linear in the sequence length. It is a *different* model, not an approximation that
   converges to softmax attention.
+- ``random_feature_attention`` follows Choromanski et al. (2021), "Rethinking Attention with
+  Performers" (FAVOR+): positive random features φ(x) = exp(ωᵀx − |x|²/2) / √r, with
+  ω ~ N(0, I_d), satisfy E[φ(q)ᵀφ(k)] = exp(qᵀk), so the same regrouping as linear attention
+  gives an *unbiased estimate* of softmax attention's kernel whose error shrinks as the
+  number of features r grows.
 
 ``peak_memory_bytes``, which measures the memory these functions use, lives in
 ``attention_qa.measure`` and is re-exported here for older imports.
@@ -27,7 +32,12 @@ import torch
 import torch.nn.functional as F
 
 from attention_qa.measure import peak_memory_bytes  # noqa: F401  (re-exported)
-from attention_qa.validation import check_qkv, require_positive_int, require_tensor
+from attention_qa.validation import (
+    check_qkv,
+    require_generator,
+    require_positive_int,
+    require_tensor,
+)
 
 FEATURE_MAPS = ("elu", "identity")
 
@@ -172,3 +182,53 @@ def linear_attention(q, k, v, feature_map: str = "elu", causal: bool = False) ->
     den = (phi_q * sums[..., seen, :]).sum(dim=-1, keepdim=True)  # (..., n, 1)
     # Only a query that has seen no key has den = 0 (φ > 0); its out is 0 too.
     return out / torch.where(den > 0, den, torch.ones_like(den))
+
+
+def random_feature_attention(q, k, v, num_features: int, generator=None) -> torch.Tensor:
+    """Performer's FAVOR+ estimate of softmax(q kᵀ / √d) v, in time linear in n and m.
+
+    q: (..., n, d), k: (..., m, d), v: (..., m, d_v); leading dims broadcast. Non-causal.
+    num_features: r, the number of random features; the error against exact attention falls
+    roughly as 1/√r. generator: the ``torch.Generator`` the projection is drawn from (None:
+    PyTorch's global random state); the same seed gives the same output.
+
+    The r projection directions ω are *orthogonal random features* (the "+" of FAVOR+):
+    blocks of d orthonormal directions, each rescaled to the length of a Gaussian vector,
+    so every ω is still N(0, I_d) on its own but the estimate varies less than with
+    independent draws. Every implicit weight is positive and each output row is a convex
+    combination of the rows of v, as in softmax attention.
+    """
+    check_qkv(q, k, v, None)
+    require_positive_int("num_features", num_features)
+    require_generator("generator", generator)
+    d = q.shape[-1]
+    omega = _orthogonal_gaussian(num_features, d, generator).to(q.device, q.dtype)  # (r, d)
+    # Split the 1/√d of the scores between the two sides: (q/d^¼)ᵀ(k/d^¼) = qᵀk/√d.
+    q = q * d**-0.25  # (..., n, d)
+    k = k * d**-0.25  # (..., m, d)
+    q_exp = q @ omega.T - (q * q).sum(dim=-1, keepdim=True) / 2  # (..., n, r): ωᵀq − |q|²/2
+    k_exp = k @ omega.T - (k * k).sum(dim=-1, keepdim=True) / 2  # (..., m, r)
+    # Subtract a maximum before exp so nothing overflows. Per query row is allowed because a
+    # factor common to a query's features cancels between numerator and denominator; for the
+    # keys it must be one constant for all of them. The paper's 1/√r cancels the same way.
+    phi_q = torch.exp(q_exp - q_exp.amax(dim=-1, keepdim=True))  # (..., n, r)
+    phi_k = torch.exp(k_exp - k_exp.amax(dim=(-2, -1), keepdim=True))  # (..., m, r)
+    kv = phi_k.transpose(-2, -1) @ v  # (..., r, d_v): Σ_j φ(k_j) v_jᵀ
+    z = phi_k.sum(dim=-2).unsqueeze(-1)  # (..., r, 1): Σ_j φ(k_j)
+    return (phi_q @ kv) / (phi_q @ z)  # (..., n, d_v)
+
+
+def _orthogonal_gaussian(num_features: int, d: int, generator) -> torch.Tensor:
+    """(num_features, d) rows drawn as N(0, I_d) each, orthogonal within blocks of d rows."""
+    device = generator.device if generator is not None else torch.device("cpu")
+    blocks = []
+    for _ in range(-(-num_features // d)):
+        gaussian = torch.randn(d, d, generator=generator, dtype=torch.float64, device=device)
+        basis, r = torch.linalg.qr(gaussian)  # (d, d) orthonormal columns
+        # Fixing the signs by R's diagonal makes the basis uniformly (Haar) distributed.
+        blocks.append((basis * torch.sign(torch.diagonal(r))).T)  # (d, d) orthonormal rows
+    directions = torch.cat(blocks)[:num_features]  # (r, d)
+    lengths = torch.randn(
+        num_features, d, generator=generator, dtype=torch.float64, device=device
+    ).norm(dim=-1, keepdim=True)  # (r, 1): the length of a Gaussian vector, χ with d dof
+    return directions * lengths  # (r, d)

@@ -2,12 +2,19 @@
 convention). ``nn.MultiheadAttention`` uses the opposite one for its boolean masks; see q07.
 
 The sparse patterns follow Longformer (Beltagy et al., 2020): a sliding window around each
-query, plus a few global positions that see, and are seen by, every position.
+query, plus a few global positions that see, and are seen by, every position. BigBird
+(Zaheer et al., 2020) adds a few random keys to every other row.
 """
 
 import torch
 
-from attention_qa.validation import require_positive_int, require_tensor, shape_str
+from attention_qa.validation import (
+    require_generator,
+    require_nonnegative_int,
+    require_positive_int,
+    require_tensor,
+    shape_str,
+)
 
 
 def causal_mask(n: int, m: int | None = None) -> torch.Tensor:
@@ -123,6 +130,43 @@ def global_local_mask(n: int, window: int, global_tokens) -> torch.Tensor:
     """
     require_positive_int("n", n)
     _require_window(window)
+    is_global = _global_rows(n, global_tokens)  # (n,)
+    # A global query sees every key (its row) and every query sees a global key (its column).
+    return (
+        sliding_window_mask(n, window) | is_global.unsqueeze(1) | is_global.unsqueeze(0)
+    )  # (n, n)
+
+
+def bigbird_mask(n: int, window: int, global_tokens, num_random: int,
+                 generator=None) -> torch.Tensor:
+    """Bool ``(n, n)``: Longformer's window and global positions plus random keys, as in BigBird.
+
+    Follows Zaheer et al. (2020), "Big Bird: Transformers for Longer Sequences", section 2:
+    window, global and random attention. Starts from ``global_local_mask(n, window,
+    global_tokens)``; then every non-global query row gets ``num_random`` further keys drawn
+    uniformly, without replacement, from the keys it does not see yet (all of them if fewer
+    remain). Global rows already see every key. BigBird draws blocks of keys; this draws
+    single keys, the same pattern at block size 1. ``generator`` (a ``torch.Generator``, or
+    None for PyTorch's global random state) makes the draw reproducible.
+    """
+    mask = global_local_mask(n, window, global_tokens)  # (n, n)
+    require_nonnegative_int("num_random", num_random)
+    require_generator("generator", generator)
+    if num_random == 0:
+        return mask
+    # A random priority for every (query, key) pair; the keys a row already sees go last, so
+    # the num_random smallest priorities of a row are a uniform sample of its unseen keys.
+    priority = torch.rand(n, n, generator=generator)  # (n, n)
+    priority = priority.masked_fill(mask, float("inf"))  # (n, n)
+    picked = priority.topk(min(num_random, n), dim=-1, largest=False)  # (n, r) each
+    extra = torch.zeros(n, n, dtype=torch.bool)
+    # Only the finite priorities are unseen keys: a row with fewer left takes all of them.
+    extra.scatter_(1, picked.indices, picked.values.isfinite())  # (n, n)
+    return mask | extra  # (n, n); global rows were all True already
+
+
+def _global_rows(n: int, global_tokens) -> torch.Tensor:
+    """Bool (n,): True at the positions listed in global_tokens, after checking them."""
     positions = torch.as_tensor(global_tokens)
     if positions.numel() == 0:
         # torch.as_tensor([]) is float32; an empty list is still a valid list of positions.
@@ -137,7 +181,4 @@ def global_local_mask(n: int, window: int, global_tokens) -> torch.Tensor:
         raise ValueError(f"global_tokens must lie in 0..n-1={n - 1}, got {positions[bad].tolist()}")
     is_global = torch.zeros(n, dtype=torch.bool)
     is_global[positions] = True  # (n,)
-    # A global query sees every key (its row) and every query sees a global key (its column).
-    return (
-        sliding_window_mask(n, window) | is_global.unsqueeze(1) | is_global.unsqueeze(0)
-    )  # (n, n)
+    return is_global

@@ -1,4 +1,5 @@
-"""Multi-head attention, with grouped-query attention as a special case, and its costs.
+"""Multi-head attention, with grouped-query attention as a special case, latent attention,
+and their costs.
 
 Follows Vaswani et al. (2017), "Attention Is All You Need", section 3.2.2:
 ``MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_O`` with
@@ -8,15 +9,25 @@ heads (``num_kv_heads = 1`` is Shazeer's (2019) multi-query attention). Query he
 key/value head ``i // (num_heads // num_kv_heads)``, the grouping of PyTorch's
 ``scaled_dot_product_attention(..., enable_gqa=True)``.
 
+Multi-head latent attention follows DeepSeek-AI (2024), "DeepSeek-V2", section 2.1: keys and
+values of every head are rebuilt from one small latent vector per token, which is all a
+decoder has to cache.
+
 Masks are boolean with **True = may attend**, like the rest of the package; beware that
 ``torch.nn.MultiheadAttention`` reads a boolean mask the other way round.
 """
+
+import math
 
 import torch
 from torch import nn
 
 from attention_qa.attention import scaled_dot_product_attention
-from attention_qa.costs import attention_flops, kv_cache_bytes  # noqa: F401  (re-exported)
+from attention_qa.costs import (  # noqa: F401  (re-exported)
+    attention_flops,
+    kv_cache_bytes,
+    latent_cache_bytes,
+)
 from attention_qa.validation import require_positive_int, require_tensor, shape_str
 
 
@@ -140,6 +151,89 @@ class MultiHeadAttention(nn.Module):
         out = out.transpose(1, 2)  # (B, h, n, d_k) → (B, n, h, d_k)
         out = out.reshape(B, n, h * d_k)  # (B, n, d_model)
         return self.w_o(out), weights  # (B, n, d_model), (B, h, n, m)
+
+
+class MultiHeadLatentAttention(nn.Module):
+    """Self-attention whose keys and values are rebuilt from a cached latent ``c = w_dkv(x)``.
+
+    DeepSeek-V2 (DeepSeek-AI, 2024), section 2.1.2, without its decoupled RoPE keys and its
+    query compression. All projections are bias-free: ``w_q`` (d_model → d_model),
+    ``w_dkv`` (d_model → d_latent), ``w_uk`` and ``w_uv`` (d_latent → d_model, every head's
+    keys and values) and ``w_o`` (d_model → d_model); d_head = d_model / num_heads. A decoder
+    caches c, d_latent numbers per token, instead of 2 · d_model for K and V
+    (``latent_cache_bytes``).
+
+    ``forward(x, mask=None, absorb=False)``: x (B, n, d_model) → ``(output (B, n, d_model),
+    weights (B, h, n, n))``, scores scaled by 1/√d_head; mask boolean, broadcastable to
+    (B, h, n, n), True = may attend; a query whose keys are all masked gets zero weights and
+    a zero output. ``absorb=True`` never builds K or V: head i's score is
+    ``q_iᵀ (W_uk,i c) = (W_uk,iᵀ q_i)ᵀ c``, so W_uk is folded into the query and the scores
+    come straight from the latent; likewise the weights average c first and W_uv is applied
+    after. Same result, up to rounding.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_latent: int):
+        super().__init__()
+        require_positive_int("d_model", d_model)
+        require_positive_int("num_heads", num_heads)
+        require_positive_int("d_latent", d_latent)
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"num_heads={num_heads} must divide d_model={d_model} so that every head "
+                f"gets the same width d_head = d_model / num_heads"
+            )
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_latent = d_latent
+        self.d_head = d_model // num_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=False)
+        self.w_dkv = nn.Linear(d_model, d_latent, bias=False)
+        self.w_uk = nn.Linear(d_latent, d_model, bias=False)
+        self.w_uv = nn.Linear(d_latent, d_model, bias=False)
+        self.w_o = nn.Linear(d_model, d_model, bias=False)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_latent={self.d_latent}"
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                absorb: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        self._check_input(x)
+        if not isinstance(absorb, bool):
+            raise TypeError(f"absorb must be True or False, got {absorb!r}")
+        B, n, _ = x.shape
+        h, d_head, d_latent = self.num_heads, self.d_head, self.d_latent
+        scale = 1.0 / math.sqrt(d_head)
+        q = self.w_q(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+        c = self.w_dkv(x)  # (B, n, d_latent): all that a decoder would cache
+        if absorb:
+            w_uk = self.w_uk.weight.view(h, d_head, d_latent)  # head i's block of W_uk
+            w_uv = self.w_uv.weight.view(h, d_head, d_latent)  # head i's block of W_uv
+            q_latent = q @ w_uk  # (B, h, n, d_latent): W_uk,iᵀ q, the query read in c's space
+            c_all = c.unsqueeze(1)  # (B, 1, n, d_latent): one latent for every head
+            # Attention in the latent space: keys and values are c itself.
+            out_latent, weights = scaled_dot_product_attention(
+                q_latent, c_all, c_all, mask, scale=scale
+            )  # (B, h, n, d_latent), (B, h, n, n)
+            out = out_latent @ w_uv.transpose(-2, -1)  # (B, h, n, d_head): Σ_j w_ij W_uv,i c_j
+        else:
+            k = self.w_uk(c).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+            v = self.w_uv(c).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+            out, weights = scaled_dot_product_attention(q, k, v, mask, scale=scale)
+        out = out.transpose(1, 2).reshape(B, n, h * d_head)  # (B, n, d_model)
+        return self.w_o(out), weights  # (B, n, d_model), (B, h, n, n)
+
+    def _check_input(self, x) -> None:
+        require_tensor("x", x, floating=True)
+        if x.ndim != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"x has shape {shape_str(x.shape)} but must be (B, n, {self.d_model}) "
+                f"with d_model={self.d_model}"
+            )
+        if x.dtype != self.w_q.weight.dtype:
+            raise TypeError(
+                f"x has dtype {x.dtype} but the module's weights have dtype "
+                f"{self.w_q.weight.dtype}; convert one to match (e.g. module.to(x.dtype))"
+            )
 
 
 def head_scores(num_heads: int, n: int, d_model: int = 64, seed: int = 0) -> torch.Tensor:

@@ -1,14 +1,28 @@
-"""Sinusoidal positional encoding.
+"""Position in attention: sinusoidal encoding, rotary embeddings (RoPE) and ALiBi.
 
-Follows Vaswani et al. (2017), "Attention Is All You Need", section 3.5:
-``PE[pos, 2i] = sin(pos / 10000^(2i/d_model))`` and
+The sinusoidal encoding follows Vaswani et al. (2017), "Attention Is All You Need",
+section 3.5: ``PE[pos, 2i] = sin(pos / 10000^(2i/d_model))`` and
 ``PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))``. Each pair of columns is one
 frequency, from one cycle per 2π positions down to one per 10000·2π.
+
+Rotary embeddings follow Su et al. (2021), "RoFormer: Enhanced Transformer with Rotary
+Position Embedding", equation (34): each pair (x[2i], x[2i+1]) of a query or key is rotated
+by the angle pos·θᵢ, θᵢ = base^(−2i/d), so that the score of a rotated query and key depends
+on their positions only through the offset between them.
+
+ALiBi follows Press, Smith and Lewis (2022), "Train Short, Test Long: Attention with Linear
+Biases Enables Input Length Extrapolation": no position is added to the tokens; each head
+adds ``−slope · distance`` to its scores, with a fixed geometric sequence of slopes.
 """
 
 import torch
 
-from attention_qa.validation import require_positive_int
+from attention_qa.validation import (
+    require_positive_int,
+    require_positive_number,
+    require_tensor,
+    shape_str,
+)
 
 
 def sinusoidal_encoding(num_positions: int, d_model: int) -> torch.Tensor:
@@ -39,3 +53,111 @@ def similarity_to(position: int, d_model: int, num_positions: int = 128):
     """Cosine similarity of PE(position) with PE(q) for q = 0 … num_positions − 1."""
     pe = sinusoidal_encoding(num_positions, d_model)  # (num_positions, d_model)
     return pe @ pe[position] / (d_model / 2)  # (num_positions,)
+
+
+# --- rotary position embedding (RoPE) ------------------------------------------------------
+
+
+def rope_frequencies(d: int, base: float = 10000.0) -> torch.Tensor:
+    """The (d/2,) rotation speeds θᵢ = base^(−2i/d), i = 0 … d/2 − 1, in radians per position.
+
+    θ₀ = 1 turns the first pair by one radian per position; the last pairs turn slowest,
+    about once every 2π·base positions. The result has the default float dtype.
+    """
+    require_positive_int("d", d)
+    if d % 2:
+        raise ValueError(f"d must be even (one angle per pair of features), got {d}")
+    return _rope_theta(d, base).to(torch.get_default_dtype())
+
+
+def apply_rope(x: torch.Tensor, positions=None, base: float = 10000.0) -> torch.Tensor:
+    """Rotate each pair (x[..., 2i], x[..., 2i+1]) of x by the angle positions·θᵢ.
+
+    x: (..., n, d) queries or keys, d even; positions: (n,) integers, default 0 … n − 1
+    (pass the absolute positions of cached decoding, e.g. ``torch.arange(past, past + n)``).
+    The pairs are adjacent features, the interleaved convention of the RoFormer paper
+    (some libraries pair feature i with i + d/2 instead; the two differ by a permutation of
+    the features). Returns a tensor of x's shape and dtype.
+    """
+    require_tensor("x", x, min_ndim=2, floating=True)
+    n, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        raise ValueError(
+            f"x has shape {shape_str(x.shape)} but its last dim d={d} must be even: "
+            f"RoPE rotates the features in pairs"
+        )
+    positions = _check_positions(positions, n)
+    theta = _rope_theta(d, base)  # (d/2,), float64
+    # float64 angles: in float32, position·θ loses its low digits at long positions.
+    angles = positions.to(torch.float64).unsqueeze(1) * theta  # (n, d/2)
+    work = torch.promote_types(x.dtype, torch.float32)  # half precision rotates in float32
+    cos = angles.cos().to(device=x.device, dtype=work)  # (n, d/2)
+    sin = angles.sin().to(device=x.device, dtype=work)  # (n, d/2)
+    pairs = x.to(work).unflatten(-1, (d // 2, 2))  # (..., n, d/2, 2)
+    x_even, x_odd = pairs[..., 0], pairs[..., 1]  # (..., n, d/2) each
+    rotated = torch.stack(
+        [x_even * cos - x_odd * sin, x_even * sin + x_odd * cos], dim=-1
+    )  # (..., n, d/2, 2): the 2-D rotation of every pair
+    return rotated.flatten(-2).to(x.dtype)  # (..., n, d)
+
+
+def _rope_theta(d: int, base) -> torch.Tensor:
+    """θᵢ = base^(−2i/d) in float64, for an even d already checked."""
+    require_positive_number("base", base)
+    two_i = torch.arange(0, d, 2, dtype=torch.float64)  # (d/2,)
+    return float(base) ** (-two_i / d)  # (d/2,)
+
+
+def _check_positions(positions, n: int) -> torch.Tensor:
+    if positions is None:
+        return torch.arange(n)
+    positions = torch.as_tensor(positions)
+    if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
+        raise ValueError(f"positions must hold integers, got dtype {positions.dtype}")
+    if positions.shape != (n,):
+        raise ValueError(
+            f"positions has shape {shape_str(positions.shape)} but x has n={n} positions; "
+            f"positions must be ({n},)"
+        )
+    return positions.cpu()
+
+
+# --- ALiBi ---------------------------------------------------------------------------------
+
+
+def alibi_slopes(num_heads: int) -> torch.Tensor:
+    """The (num_heads,) slopes of the ALiBi paper's reference code.
+
+    For h a power of two, the geometric sequence 2^(−8/h), 2^(−16/h), …, 2^(−8): for 8 heads
+    1/2, 1/4, …, 1/256. Otherwise the slopes of the largest power of two p below h, followed
+    by every other slope of 2p (the first h − p of 2^(−8/2p), 2^(−24/2p), …), so the extra
+    heads fall between the others. The result has the default float dtype.
+    """
+    require_positive_int("num_heads", num_heads)
+    p = 1 << (num_heads.bit_length() - 1)  # the largest power of two ≤ num_heads
+    slopes = _geometric_slopes(p)  # (p,)
+    if p < num_heads:
+        slopes = torch.cat([slopes, _geometric_slopes(2 * p)[0::2][: num_heads - p]])  # (h,)
+    return slopes.to(torch.get_default_dtype())
+
+
+def alibi_bias(num_heads: int, n: int, m: int | None = None) -> torch.Tensor:
+    """The (num_heads, n, m) bias ``−slope_h · |i + (m − n) − j|`` added to the scores.
+
+    Query i sits at position i + (m − n), as in ``masks.causal_mask``: with m > n keys (a
+    cache) the queries are the last n positions. The bias is 0 on a query's own position and
+    falls linearly with distance, faster in the heads with larger slopes. The paper uses it
+    with a causal mask, so only keys at or before the query matter there.
+    """
+    slopes = alibi_slopes(num_heads)  # (h,)
+    require_positive_int("n", n)
+    m = n if m is None else require_positive_int("m", m)
+    i = torch.arange(n).unsqueeze(1) + (m - n)  # (n, 1): the queries' positions
+    j = torch.arange(m).unsqueeze(0)  # (1, m)
+    distance = (i - j).abs().to(slopes.dtype)  # (n, m)
+    return -slopes.view(-1, 1, 1) * distance  # (h, n, m)
+
+
+def _geometric_slopes(h: int) -> torch.Tensor:
+    """2^(−8k/h) for k = 1 … h, in float64."""
+    return 2.0 ** (-8.0 * torch.arange(1, h + 1, dtype=torch.float64) / h)  # (h,)

@@ -4,6 +4,9 @@ Every message names the argument, the shape it got and the shape it wanted, so a
 learner can fix the call without reading the helper's source.
 """
 
+import math
+import numbers
+
 import torch
 
 
@@ -28,6 +31,28 @@ def require_positive_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return value
+
+
+def require_nonnegative_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def require_positive_number(name: str, value) -> float:
+    """A positive, finite real number (not a bool), returned as a float."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not 0 < value < math.inf):
+        raise ValueError(f"{name} must be a positive, finite number, got {value!r}")
+    return float(value)
+
+
+def require_generator(name: str, generator) -> None:
+    """None (PyTorch's global random state) or a ``torch.Generator``."""
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"{name} must be a torch.Generator or None, got {type(generator).__name__}"
+        )
 
 
 def broadcast_or_raise(name: str, shape, target, what: str) -> torch.Size:

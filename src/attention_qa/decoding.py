@@ -1,0 +1,173 @@
+"""Choosing the next token: top-k and top-p filtering, sampling with a temperature, beam search.
+
+- Top-k sampling follows Fan, Lewis and Dauphin (2018), "Hierarchical Neural Story
+  Generation": sample among the k most likely tokens only.
+- Top-p ("nucleus") sampling follows Holtzman et al. (2020), "The Curious Case of Neural Text
+  Degeneration", section 3.1: sample among the smallest set of most likely tokens whose
+  probability reaches p, so the number of candidates adapts to how sure the model is.
+- The temperature T divides the logits before the softmax: T < 1 sharpens the distribution,
+  T > 1 flattens it, and T → 0 tends to the argmax, which is what T = 0 returns.
+- Beam search keeps the ``beam_size`` most probable prefixes at every step (e.g. Sutskever,
+  Vinyals and Le, 2014, "Sequence to Sequence Learning with Neural Networks", section 3.1),
+  ranked by their total log-probability, without length normalisation.
+"""
+
+import math
+import numbers
+
+import torch
+
+from attention_qa.validation import (
+    require_generator,
+    require_nonnegative_int,
+    require_positive_int,
+    require_tensor,
+    shape_str,
+)
+
+
+def filter_logits(logits: torch.Tensor, top_k: int | None = None,
+                  top_p: float | None = None) -> torch.Tensor:
+    """Set to −inf every token outside the top_k, then outside the nucleus of mass top_p.
+
+    logits: (..., V), filtered over the last dim; returns a new tensor of the same shape and
+    dtype. top_k: keep the k largest logits of each row (ties broken by ``torch.topk``; a k
+    above V keeps all). top_p: then keep the smallest set of most probable tokens whose
+    probability, by the softmax of what top-k kept, reaches top_p; the token whose
+    probability crosses top_p is kept, so the most probable token always is and no row is
+    ever empty. None skips a filter; top_p = 1 keeps every token.
+    """
+    _check_logits(logits)
+    _check_filters(top_k, top_p)
+    filtered = logits
+    if top_k is not None and top_k < logits.shape[-1]:
+        kept = logits.topk(top_k, dim=-1).indices  # (..., k)
+        keep = torch.zeros_like(logits, dtype=torch.bool).scatter_(-1, kept, True)  # (..., V)
+        filtered = filtered.masked_fill(~keep, -math.inf)  # (..., V)
+    if top_p is not None and top_p < 1:
+        work = torch.promote_types(logits.dtype, torch.float32)
+        probs = torch.softmax(filtered.to(work), dim=-1)  # (..., V)
+        sorted_probs, order = probs.sort(dim=-1, descending=True, stable=True)  # (..., V)
+        # The mass of the tokens ranked before each one; a token is dropped once the mass
+        # before it has reached top_p. The first token has 0 before it, so it always stays.
+        cumulative = sorted_probs.cumsum(dim=-1)  # (..., V)
+        mass_before = torch.cat(
+            [torch.zeros_like(cumulative[..., :1]), cumulative[..., :-1]], dim=-1
+        )  # (..., V)
+        drop_sorted = mass_before >= top_p  # (..., V), in ranked order
+        drop = torch.zeros_like(drop_sorted).scatter_(-1, order, drop_sorted)  # vocab order
+        filtered = filtered.masked_fill(drop, -math.inf)  # (..., V)
+    return filtered if filtered is not logits else logits.clone()
+
+
+def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                top_p: float | None = None, generator=None) -> torch.Tensor:
+    """Draw one token per row of logits (..., V); returns an integer tensor of shape (...).
+
+    temperature = 0 returns the argmax (greedy decoding; the filters cannot remove it).
+    Otherwise the logits are divided by the temperature, filtered by ``filter_logits(...,
+    top_k, top_p)`` and a token is drawn from their softmax with ``generator`` (a
+    ``torch.Generator``, or None for PyTorch's global random state).
+    """
+    _check_logits(logits)
+    _check_filters(top_k, top_p)
+    require_generator("generator", generator)
+    if (isinstance(temperature, bool) or not isinstance(temperature, numbers.Real)
+            or not 0 <= temperature < math.inf):
+        raise ValueError(f"temperature must be a non-negative, finite number, got {temperature!r}")
+    if temperature == 0:
+        return logits.argmax(dim=-1)  # (...)
+    # Shifting by the row maximum first changes no probability, and keeps a tiny temperature
+    # from overflowing the largest logit to +inf (0 / T stays 0).
+    shifted = logits - logits.amax(dim=-1, keepdim=True)  # (..., V), max 0
+    filtered = filter_logits(shifted / temperature, top_k, top_p)  # (..., V)
+    work = torch.promote_types(logits.dtype, torch.float32)
+    probs = torch.softmax(filtered.to(work), dim=-1)  # (..., V)
+    V = logits.shape[-1]
+    draws = torch.multinomial(probs.reshape(-1, V), 1, generator=generator)  # (rows, 1)
+    return draws.reshape(logits.shape[:-1])  # (...)
+
+
+def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
+                eos: int | None = None) -> list[tuple[list[int], float]]:
+    """The ``beam_size`` most probable continuations of ``bos`` that beam search finds.
+
+    log_probs_fn(prefixes): prefixes is a (beams, t) integer tensor, each row a prefix that
+    starts with bos; it returns (beams, V) log-probabilities of the next token. At most
+    max_len tokens are generated after bos. At each step every live beam is extended by
+    every token, and the beam_size best of these and of the beams already finished survive.
+    A beam that emits eos is finished: it is not extended again and keeps its score.
+    Candidates of log-probability −inf are never kept.
+
+    Returns a list of ``(tokens, total log-probability)``, tokens a list of ints starting
+    with bos, best first: beam_size pairs, or fewer when fewer possible sequences exist.
+    """
+    if not callable(log_probs_fn):
+        raise TypeError(f"log_probs_fn must be callable, got {type(log_probs_fn).__name__}")
+    require_nonnegative_int("bos", bos)
+    require_positive_int("beam_size", beam_size)
+    require_positive_int("max_len", max_len)
+    if eos is not None:
+        require_nonnegative_int("eos", eos)
+    finished: list[tuple[list[int], float]] = []
+    alive: list[tuple[list[int], float]] = [([bos], 0.0)]
+    vocab = None
+    for _ in range(max_len):
+        if not alive:
+            break
+        prefixes = torch.tensor([tokens for tokens, _ in alive])  # (beams, t)
+        log_probs = log_probs_fn(prefixes)
+        vocab = _check_log_probs(log_probs, len(alive), vocab)
+        scores = torch.tensor([score for _, score in alive], dtype=torch.float64)  # (beams,)
+        extended = scores.unsqueeze(1) + log_probs.detach().cpu().double()  # (beams, V)
+        # Finished beams compete with the extensions for the beam_size places.
+        pool = torch.cat([torch.tensor([s for _, s in finished], dtype=torch.float64),
+                          extended.flatten()])  # (finished + beams·V,)
+        ranked = pool.sort(descending=True, stable=True).indices[:beam_size]
+        next_finished, next_alive = [], []
+        for idx in ranked.tolist():
+            if pool[idx] == -math.inf:
+                break  # an impossible sequence; every later one is too
+            if idx < len(finished):
+                next_finished.append(finished[idx])
+                continue
+            beam, token = divmod(idx - len(finished), vocab)
+            candidate = (alive[beam][0] + [token], float(pool[idx]))
+            (next_finished if token == eos else next_alive).append(candidate)
+        finished, alive = next_finished, next_alive
+    # Beams still alive after max_len tokens end there.
+    return sorted(finished + alive, key=lambda pair: -pair[1])[:beam_size]
+
+
+def _check_logits(logits) -> None:
+    require_tensor("logits", logits, min_ndim=1, floating=True)
+    if logits.shape[-1] == 0:
+        raise ValueError(f"logits has shape {shape_str(logits.shape)}: no token to choose from")
+    if torch.isnan(logits).any() or (logits == math.inf).any():
+        raise ValueError("logits must not contain NaN or +inf")
+    if (logits == -math.inf).all(dim=-1).any():
+        raise ValueError("logits has a row whose every entry is -inf: no token can be chosen")
+
+
+def _check_filters(top_k, top_p) -> None:
+    if top_k is not None:
+        require_positive_int("top_k", top_k)
+    if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, numbers.Real)
+                              or not 0 < top_p <= 1):
+        raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
+
+
+def _check_log_probs(log_probs, beams: int, vocab: int | None) -> int:
+    """The vocabulary size V of log_probs_fn's answer, after checking it."""
+    require_tensor("log_probs_fn's output", log_probs, floating=True)
+    want_vocab = "V" if vocab is None else str(vocab)
+    if (log_probs.ndim != 2 or log_probs.shape[0] != beams or log_probs.shape[1] == 0
+            or (vocab is not None and log_probs.shape[1] != vocab)):
+        raise ValueError(
+            f"log_probs_fn returned shape {shape_str(log_probs.shape)} for {beams} prefixes "
+            f"but must return ({beams}, {want_vocab}), one row of next-token log-probabilities "
+            f"per prefix"
+        )
+    if torch.isnan(log_probs).any() or (log_probs == math.inf).any():
+        raise ValueError("log_probs_fn returned NaN or +inf log-probabilities")
+    return log_probs.shape[1]

@@ -1,0 +1,134 @@
+"""PagedKVCache against a plain torch.cat cache per sequence."""
+
+import math
+import random
+
+import pytest
+import torch
+
+from attention_qa.kv_cache import PagedKVCache
+
+H, D = 2, 3  # num_heads, d_head
+
+
+def kv(t, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(H, t, D, generator=g), torch.randn(H, t, D, generator=g)
+
+
+def test_interleaved_appends_across_block_boundaries_match_torch_cat():
+    cache = PagedKVCache(num_blocks=100, block_size=4, num_heads=H, d_head=D)
+    reference = {}  # seq_id -> (k, v) grown with torch.cat
+    rng = random.Random(0)
+    for step in range(60):
+        seq = rng.choice(["a", "b", 7])
+        k, v = kv(rng.randint(1, 6), seed=step)
+        cache.append(seq, k, v)
+        if seq in reference:
+            ref_k, ref_v = reference[seq]
+            reference[seq] = (torch.cat([ref_k, k], dim=1), torch.cat([ref_v, v], dim=1))
+        else:
+            reference[seq] = (k, v)
+        for other, (ref_k, ref_v) in reference.items():  # no sequence disturbs another
+            got_k, got_v = cache.get(other)
+            assert torch.equal(got_k, ref_k) and torch.equal(got_v, ref_v)
+            assert cache.length(other) == ref_k.shape[1]
+            assert len(cache.block_table(other)) == math.ceil(ref_k.shape[1] / 4)
+    # Interleaving scatters a sequence over the pool: some block table is not one run.
+    runs = [cache.block_table(s) for s in reference]
+    assert any(t != list(range(t[0], t[0] + len(t))) for t in runs)
+    # The sequences share the pool but never a block.
+    tables = [set(cache.block_table(s)) for s in reference]
+    used = sum(len(t) for t in tables)
+    assert len(set.union(*tables)) == used
+    assert cache.num_free_blocks == 100 - used
+
+
+def test_blocks_are_taken_only_when_the_last_one_is_full():
+    cache = PagedKVCache(num_blocks=5, block_size=3, num_heads=H, d_head=D)
+    counts = []
+    for t in (1, 1, 1, 1, 3, 2):  # lengths 1, 2, 3, 4, 7, 9
+        cache.append("s", *kv(t, seed=t))
+        counts.append(len(cache.block_table("s")))
+    assert counts == [1, 1, 1, 2, 3, 3]
+    assert cache.num_free_blocks == 2
+    assert cache.get("s")[0].shape == (H, 9, D)
+
+
+def test_memory_error_names_blocks_and_changes_nothing():
+    cache = PagedKVCache(num_blocks=3, block_size=2, num_heads=H, d_head=D)
+    cache.append("a", *kv(3, seed=1))  # two blocks, one slot left in the second
+    before = (cache.get("a"), cache.block_table("a"), cache.num_free_blocks,
+              cache.k_pool.clone(), cache.v_pool.clone())
+    with pytest.raises(MemoryError, match="needs 2 more blocks .* only 1 blocks are free"):
+        cache.append("a", *kv(4, seed=2))  # 7 positions need 4 blocks: 2 more
+    with pytest.raises(MemoryError, match="'b' needs 2 more blocks"):
+        cache.append("b", *kv(3, seed=3))
+    after = (cache.get("a"), cache.block_table("a"), cache.num_free_blocks)
+    assert torch.equal(after[0][0], before[0][0]) and torch.equal(after[0][1], before[0][1])
+    assert after[1:] == before[1:3]
+    assert torch.equal(cache.k_pool, before[3]) and torch.equal(cache.v_pool, before[4])
+    with pytest.raises(KeyError):
+        cache.length("b")  # the failed append did not register "b"
+    cache.append("a", *kv(3, seed=4))  # exactly fits: one slot plus one new block
+    assert cache.num_free_blocks == 0 and cache.length("a") == 6
+
+
+def test_free_returns_blocks_for_reuse():
+    cache = PagedKVCache(num_blocks=4, block_size=2, num_heads=H, d_head=D)
+    cache.append("a", *kv(4, seed=1))
+    b_k, b_v = kv(3, seed=2)
+    cache.append("b", b_k, b_v)
+    assert cache.num_free_blocks == 0
+    freed = cache.block_table("a")
+    cache.free("a")
+    assert cache.num_free_blocks == 2
+    with pytest.raises(KeyError, match="no sequence 'a' in the cache"):
+        cache.get("a")
+    c_k, c_v = kv(4, seed=3)
+    cache.append("c", c_k, c_v)  # reuses a's blocks
+    assert sorted(cache.block_table("c")) == sorted(freed)
+    assert torch.equal(cache.get("c")[0], c_k) and torch.equal(cache.get("c")[1], c_v)
+    assert torch.equal(cache.get("b")[0], b_k) and torch.equal(cache.get("b")[1], b_v)
+
+
+def test_get_returns_a_copy_and_empty_appends_are_allowed():
+    cache = PagedKVCache(num_blocks=2, block_size=2, num_heads=H, d_head=D)
+    cache.append("a", torch.zeros(H, 0, D), torch.zeros(H, 0, D))
+    assert cache.length("a") == 0 and cache.block_table("a") == []
+    assert cache.get("a")[0].shape == (H, 0, D)
+    k, v = kv(2, seed=1)
+    cache.append("a", k, v)
+    got_k, _ = cache.get("a")
+    got_k.zero_()
+    assert torch.equal(cache.get("a")[0], k)
+
+
+def test_dtype_is_kept():
+    cache = PagedKVCache(2, 4, H, D, dtype=torch.float64)
+    k, v = (x.double() for x in kv(3, seed=5))
+    cache.append(0, k, v)
+    got_k, got_v = cache.get(0)
+    assert got_k.dtype == torch.float64 and torch.equal(got_k, k) and torch.equal(got_v, v)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="block_size must be a positive integer, got 0"):
+        PagedKVCache(4, 0, H, D)
+    with pytest.raises(TypeError, match="dtype must be a floating-point torch.dtype"):
+        PagedKVCache(4, 2, H, D, dtype=torch.int64)
+    cache = PagedKVCache(4, 2, H, D)
+    k, v = kv(2, seed=0)
+    with pytest.raises(ValueError, match=r"k has shape \(3, 2, 3\) but must be \(2, t, 3\)"):
+        cache.append("a", torch.zeros(3, 2, D), v)
+    with pytest.raises(ValueError, match=r"v has shape \(2, 2\) but must be \(2, t, 3\)"):
+        cache.append("a", k, torch.zeros(2, 2))
+    with pytest.raises(ValueError, match=r"v has shape \(2, 1, 3\) but k has shape \(2, 2, 3\)"):
+        cache.append("a", k, v[:, :1])
+    with pytest.raises(TypeError, match="k has dtype torch.float64 but the cache holds"):
+        cache.append("a", k.double(), v)
+    with pytest.raises(TypeError, match="v must be a torch.Tensor"):
+        cache.append("a", k, v.tolist())
+    assert cache.num_free_blocks == 4  # nothing was stored
+    with pytest.raises(KeyError, match="no sequence 'a'"):
+        cache.free("a")
