@@ -21,9 +21,11 @@ STATIC_FIGURE_TEXT_PX = 10 * 100 / 72
 
 
 def _open(browser, url, width, dark=False):
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, color_scheme="dark" if dark else "light"
+    )
     if dark:
-        context.add_init_script("localStorage.setItem('theme', 'dark');")
+        context.add_init_script("localStorage.setItem('mode', 'dark');")
     page = context.new_page()
     page.errors = []
     page.on("pageerror", lambda err: page.errors.append(str(err)))

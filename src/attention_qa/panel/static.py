@@ -107,17 +107,38 @@ _SCRIPT = """
     img.style.visibility = frame.i < 0 ? 'hidden' : '';
     if (frame.i >= 0) { img.src = data.images[frame.i]; }
     img.alt = frame.a;
-    figures.textContent = '';
-    frame.f.forEach(function (pair) {
+    fill(figures, frame.f);
+    root.setAttribute('data-aqa-frame', String(index));
+  }
+  function fill(list, pairs) {
+    list.textContent = '';
+    pairs.forEach(function (pair) {
       var li = document.createElement('li');
       li.appendChild(document.createTextNode(pair[0] + ' '));
       var b = document.createElement('b');
       b.textContent = pair[1];
       li.appendChild(b);
-      figures.appendChild(li);
+      list.appendChild(li);
     });
-    root.setAttribute('data-aqa-frame', String(index));
   }
+  // The figures under the picture take the room of the longest frame's, so moving a
+  // control never makes the page below jump.
+  function reserve() {
+    var probe = figures.cloneNode(false);
+    probe.removeAttribute('aria-live');
+    probe.setAttribute('aria-hidden', 'true');
+    probe.style.cssText = 'position:absolute;visibility:hidden;width:' + figures.clientWidth + 'px';
+    root.appendChild(probe);
+    var tallest = 0;
+    data.frames.forEach(function (frame) {
+      fill(probe, frame.f);
+      tallest = Math.max(tallest, probe.offsetHeight);
+    });
+    root.removeChild(probe);
+    figures.style.minHeight = tallest + 'px';
+  }
+  reserve();
+  window.addEventListener('resize', reserve);
   inputs.forEach(function (input, c) {
     function moved() { adjust(c); show(); }
     input.addEventListener('input', moved);
