@@ -7,20 +7,21 @@ from attention_qa.explorers.online_softmax import (
     online_trace,
     query_scores_and_values,
 )
-from attention_qa.panel import Frame, InvalidSetting
+from attention_qa.panel import Frame
 
 
-def test_every_setting_is_a_frame_or_a_clear_refusal():
+def test_every_setting_reads_whole_blocks_covering_its_share_of_the_keys():
     explorer = online_softmax_explorer()
     assert explorer.num_frames <= 200
     for settings in explorer.settings():
         frame = explorer.frame(**settings)
-        blocks = -(-settings["m"] // settings["block_size"])
-        if settings["step"] > blocks:
-            assert isinstance(frame, InvalidSetting) and f"only {blocks} block" in str(frame)
-        else:
-            assert isinstance(frame, Frame), settings
-            assert "running max" in frame.figures
+        assert isinstance(frame, Frame), settings
+        m, b = settings["m"], settings["block_size"]
+        keys = round(settings["read"] * m)
+        assert keys % b == 0, settings  # a quarter of a row is whole blocks
+        assert frame.figures["keys read"] == f"{keys} of {m}"
+        assert frame.figures["blocks read"] == f"{keys // b} of {m // b}"
+        assert "running max" in frame.figures
 
 
 def test_the_last_block_gives_exact_attention():
@@ -45,8 +46,8 @@ def test_the_running_state_matches_the_package_softmax():
 
 def test_the_error_shrinks_to_zero_and_the_max_only_grows():
     explorer = online_softmax_explorer()
-    first = explorer.frame(block_size=8, m=32, step=1)
-    last = explorer.frame(block_size=8, m=32, step=4)
+    first = explorer.frame(block_size=8, m=32, read=0.25)
+    last = explorer.frame(block_size=8, m=32, read=1.0)
     err = "max error vs exact after this block"
     assert float(first.figures[err]) > 0.1 > 1e-12 > float(last.figures[err])
     maxima = [t["max"] for t in online_trace(*query_scores_and_values(64), 4)]

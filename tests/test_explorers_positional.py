@@ -20,3 +20,12 @@ def test_more_dimensions_keep_neighbours_more_alike():
         return float(figures["similarity to the next position"])
 
     assert near(4) < near(64) < near(512)
+
+
+def test_similarity_to_position_0_is_the_curve_read_at_distance_p():
+    explorer = positional_explorer()
+    from_zero = similarity_to(0, 64)
+    for p in (0, 16, 80):
+        figure = explorer.frame(d_model=64, position=p).figures["similarity to position 0"]
+        assert figure == f"{from_zero[p].item():.3f}"
+    assert explorer.frame(d_model=64, position=0).figures["similarity to position 0"] == "1.000"

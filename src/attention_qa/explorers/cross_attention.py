@@ -17,7 +17,8 @@ from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 KINDS = ("encoder self", "decoder self (causal)", "cross (decoder → encoder)")
 SOURCE_LENGTHS = (4, 6, 8)
 TARGET_LENGTHS = (3, 5, 8)
-VALID_LENGTHS = (2, 4, 6, 8)
+# Padding tokens at the end of the source: every count leaves at least one real token.
+PADDING_COUNTS = (0, 1, 2, 3)
 MAX_LEN = 8
 D_MODEL = 16
 
@@ -60,7 +61,8 @@ def three_attentions(kind: str, m: int, n: int, valid: int, seed: int = 0):
         return weights[0, 0], ("target (decoder)", "memory (encoder output)")
 
 
-def cross_attention_frame(kind: str, m: int, n: int, valid: int) -> Frame:
+def cross_attention_frame(kind: str, m: int, n: int, padding: int) -> Frame:
+    valid = m - padding  # real source tokens
     weights, (q_from, kv_from) = three_attentions(kind, m, n, valid)  # (rows, cols)
     rows, cols = weights.shape
     padded_keys = kind != KINDS[1] and valid < m
@@ -70,6 +72,7 @@ def cross_attention_frame(kind: str, m: int, n: int, valid: int) -> Frame:
         "weights": f"{rows} × {cols}",
         "queries from": q_from,
         "keys and values from": kv_from,
+        "real source tokens": f"{valid} of {m}" if kind != KINDS[1] else "not used",
         "largest weight on padding": f"{on_padding:.3f}",
         "row sums": f"{weights.sum(-1).min().item():.3f} to {weights.sum(-1).max().item():.3f}",
     }
@@ -118,21 +121,21 @@ class CrossAttentionView(View):
 
 
 def cross_attention_explorer() -> Explorer:
-    """Kind of attention × source length m × target length n × valid source length."""
+    """Kind of attention × source length m × target length n × padding tokens in the source."""
     return Explorer(
         "Self- and cross-attention: where Q, K and V come from",
         [
             Control("kind", "attention", KINDS, default=KINDS[2]),
             Control("m", "source length m", SOURCE_LENGTHS, default=6),
             Control("n", "target length n", TARGET_LENGTHS, default=5),
-            Control("valid", "valid source length", VALID_LENGTHS, default=4),
+            Control("padding", "source padding", PADDING_COUNTS, default=2),
         ],
         cross_attention_frame,
         CrossAttentionView(),
         caption=(
             "One head of a seeded, untrained layer. Rows are queries, columns keys; the grey "
-            "area lies outside the weight matrix. Source tokens beyond the valid length are "
-            "padding: their columns (hatched) get weight 0. Decoder self-attention ignores "
+            "area lies outside the weight matrix. The last source tokens are padding: their "
+            "columns (hatched) get weight 0. Decoder self-attention ignores "
             "the source controls: its map is n × n and causal."
         ),
     )

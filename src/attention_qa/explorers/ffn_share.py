@@ -33,7 +33,7 @@ def ffn_share_frame(d_model: int, multiplier: float) -> Frame:
 
 
 class ShareView(View):
-    figsize = (5.6, 2.6)
+    figsize = (5.6, 3.0)
 
     def setup(self, fig):
         ax = fig.subplots()
@@ -42,13 +42,14 @@ class ShareView(View):
             ax.text(i, 0.0, "", ha="center", va="bottom", animated=True) for i in range(len(PARTS))
         ]
         ax.axhline(2 / 3, color="#bbbbbb", linestyle="--", linewidth=1)
-        ax.text(2.45, 2 / 3, "2/3", va="bottom", ha="right", color="#555555")
         ax.set(
             xticks=range(len(PARTS)),
             xticklabels=PARTS,
             ylim=(0, 1.05),
-            ylabel="share of the block's parameters",
-            title="Where a Transformer block's parameters are",
+            ylabel="share",
+            yticks=(0, 1 / 3, 2 / 3, 1),
+            yticklabels=("0", "1/3", "2/3", "1"),
+            title="Where a block's parameters are",
         )
 
     def update(self, data):

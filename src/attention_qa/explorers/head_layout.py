@@ -19,7 +19,6 @@ LAYOUTS = ("view (B, n, h, d_k)", "transpose → (B, h, n, d_k)", "contiguous()"
 MAX_CELLS = max(LENGTHS) * D_MODEL
 HEAD_COLOURS = ("#4477aa", "#ee6677", "#228833", "#ccbb44",
                 "#66ccee", "#aa3377", "#bbbbbb", "#222255")
-EMPTY = "#ffffff"
 
 
 def head_layout(num_heads: int, n: int, layout: str) -> dict:
@@ -81,36 +80,30 @@ def head_layout_frame(num_heads: int, n: int, layout: str) -> Frame:
 
 
 class HeadLayoutView(View):
-    figsize = (7.6, 2.9)
+    figsize = (6.4, 3.6)
 
     def setup(self, fig):
-        ax_mem, ax_order = fig.subplots(
+        self.ax_mem, self.ax_order = fig.subplots(
             2, 1, gridspec_kw={"height_ratios": [1, 3]}
         )
-        cmap = ListedColormap(list(HEAD_COLOURS) + [EMPTY])
-        self.empty = len(HEAD_COLOURS)
-        self.strip = ax_mem.imshow(
-            torch.full((1, MAX_CELLS), self.empty).numpy(), cmap=cmap, vmin=-0.5,
-            vmax=self.empty + 0.5, aspect="auto", animated=True,
+        cmap = ListedColormap(list(HEAD_COLOURS))
+        self.strip = self.ax_mem.imshow(
+            torch.zeros(1, MAX_CELLS).numpy(), cmap=cmap, vmin=-0.5,
+            vmax=len(HEAD_COLOURS) - 0.5, aspect="auto", animated=True,
         )
-        ax_mem.set(title="memory, cell by cell (colour = the head that reads it)", yticks=[],
-                   xlim=(-0.5, MAX_CELLS - 0.5))
-        ax_mem.set_xticks(range(0, MAX_CELLS, D_MODEL))
-        self.path = ax_order.plot([0], [0], color="#888888", linewidth=0.8, animated=True)[0]
-        self.points = ax_order.scatter([0], [0], s=14, animated=True)
-        ax_order.set(
-            xlabel="element, in the tensor's logical order",
-            ylabel="memory cell read",
-            xlim=(-0.5, MAX_CELLS - 0.5),
-            ylim=(-1, MAX_CELLS),
-        )
-        self.note = ax_order.text(0.01, 0.95, "", transform=ax_order.transAxes, va="top",
-                                  animated=True)
+        self.ax_mem.set(title="memory cells, coloured by the head reading each", yticks=[])
+        self.path = self.ax_order.plot([0], [0], color="#888888", linewidth=0.8,
+                                       animated=True)[0]
+        self.points = self.ax_order.scatter([0], [0], s=14, animated=True, clip_on=False)
+        self.ax_order.set(xlabel="element, in logical order", ylabel="cell read")
+        # above the plot, not on it: the title line holds the note
+        self.note = self.ax_order.set_title("is_contiguous(): False (jumps: strided reads)",
+                                            animated=True)
+        self.n = None
 
     def update(self, data):
-        strip = torch.full((1, MAX_CELLS), self.empty)
-        strip[0, : len(data["memory_head"])] = data["memory_head"]
-        self.strip.set_data(strip.numpy())
+        cells = data["n"] * D_MODEL
+        self.strip.set_data(data["memory_head"][None, :].numpy())  # (1, cells)
         address = data["address"]
         steps = torch.arange(len(address))
         self.path.set_data(steps.numpy(), address.numpy())
@@ -118,7 +111,16 @@ class HeadLayoutView(View):
         self.points.set_facecolor([HEAD_COLOURS[i] for i in data["heads_in_order"].tolist()])
         contiguous = data["tensor"].is_contiguous()
         self.note.set_text("is_contiguous(): " + str(contiguous)
-                           + ("  (a straight line)" if contiguous else "  (jumps: strided reads)"))
+                           + (" (a straight line)" if contiguous else " (jumps: strided reads)"))
+        if data["n"] == self.n:
+            return False
+        self.n = data["n"]  # the axes hold this sequence's n · d_model cells, no more
+        ticks = range(0, cells, D_MODEL)  # one tick per token's row
+        self.strip.set_extent((-0.5, cells - 0.5, 0.5, -0.5))
+        self.ax_mem.set(xlim=(-0.5, cells - 0.5), xticks=ticks)
+        self.ax_order.set(xlim=(-0.5, cells - 0.5), ylim=(-1, cells), xticks=ticks,
+                          yticks=range(0, cells, 2 * D_MODEL if cells > 24 else D_MODEL))
+        return True
 
 
 def head_layout_explorer() -> Explorer:

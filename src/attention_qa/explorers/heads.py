@@ -14,7 +14,10 @@ from attention_qa.heads import (
     SUM_LENGTH,
     SUM_MODELS,
     classify_head,
+    first_token_score,
     pattern_scores,
+    previous_token_score,
+    self_score,
     sum_model_maps,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
@@ -25,6 +28,9 @@ EXAMPLES = (0, 1, 2, 3)
 MODELS = SUM_MODELS
 NUM_INPUTS = NUM_PROBE_INPUTS
 SCORE_NAMES = ("previous-token", "self", "first-token", "content")
+POSITION_SCORES = {
+    "previous-token": previous_token_score, "self": self_score, "first-token": first_token_score,
+}
 
 
 def head_maps(model_name: str) -> torch.Tensor:
@@ -40,11 +46,17 @@ def head_frame(head: tuple, example: int, model: str) -> Frame:
     kind = classify_head(scores)
     figures = {name: f"{value:.2f}" for name, value in scores.items()}
     figures["kind"] = kind
-    return Frame(data={"map": maps[example], "scores": scores, "kind": kind}, figures=figures)
+    one = {name: score(maps[example]).item() for name, score in POSITION_SCORES.items()}
+    figures["this input: previous-token / self / first-token"] = " / ".join(
+        f"{value:.2f}" for value in one.values()
+    )
+    figures["named from this input alone"] = max(one, key=one.get)
+    data = {"map": maps[example], "scores": scores, "kind": kind, "one": one}
+    return Frame(data=data, figures=figures)
 
 
 class HeadView(View):
-    figsize = (6.4, 2.7)
+    figsize = (6.4, 3.0)
 
     def setup(self, fig):
         ax_map, ax_bar = fig.subplots(1, 2, width_ratios=(1, 1.2))
@@ -55,25 +67,27 @@ class HeadView(View):
             vmax=1,
             animated=True,
         )
-        ax_map.set(title="weights on this input", xlabel="key j", ylabel="query i")
+        ax_map.set(title="weights on this input", xlabel="key j", ylabel="query i",
+                   xticks=(0, 5, 10, 15), yticks=(0, 5, 10, 15))
         colours = ("#4477aa", "#228833", "#ccbb44", "#aa3377")
         self.bars = ax_bar.bar(range(4), [0.0] * 4, color=colours, animated=True)
+        (self.dots,) = ax_bar.plot(range(3), [0.0] * 3, "o", color="#222222", markersize=7,
+                                   animated=True)
         ax_bar.axhline(0.5, color="#222222", linestyle="--", linewidth=1)
         ax_bar.set(
             xticks=range(4),
             xticklabels=["prev", "self", "first", "content"],
             ylim=(0, 1),
-            title=f"scores over {NUM_INPUTS} inputs",
+            xlabel=f"bars: {NUM_INPUTS} inputs; dots: this one",
         )
-        self.kind = ax_bar.text(
-            0.98, 0.95, "", transform=ax_bar.transAxes, ha="right", va="top", animated=True
-        )
+        self.kind = ax_bar.set_title("previous-token", animated=True)  # text keeps its line
 
     def update(self, data):
         self.img.set_data(data["map"].numpy())
         for bar, name in zip(self.bars, SCORE_NAMES, strict=True):
             bar.set_height(data["scores"][name])
-        self.kind.set_text(data["kind"])
+        self.dots.set_ydata(list(data["one"].values()))
+        self.kind.set_text(f"named: {data['kind']}")
 
 
 def head_explorer() -> Explorer:
@@ -90,7 +104,8 @@ def head_explorer() -> Explorer:
         caption=(
             "A 2-layer, 2-head decoder trained to output (x_{t−1} + x_t) mod 12 at every "
             "position. Scores are mean weights on the previous token, on the token itself and "
-            "on position 0, and how much the map changes with the input (content). A head is "
+            "on position 0, and how much the map changes with the input (content); the bars "
+            f"are over {NUM_INPUTS} inputs, the dots the same scores on the input shown. A head is "
             "named after the first position pattern holding at least half its weight (dashed "
             f"line); failing that, 'content' if its content score is at least {CONTENT_THRESHOLD}, "
             "else 'mixed'."

@@ -17,7 +17,8 @@ Configurations, as published:
   heads, head_dim 128).
 * GPT-2 small: Radford et al. (2019), "Language Models are Unsupervised Multitask Learners",
   table 2 (12 layers, width 768), with 12 heads of width 64 in its ``config.json``
-  (openai-community/gpt2). Its 12 heads cannot form 8 groups, which the panel refuses.
+  (openai-community/gpt2). Its 12 heads cannot form 8 groups: the panel keeps its bars and
+  says so instead of a size.
 """
 
 from attention_qa.costs import MODEL_PRESETS, kv_cache_bytes
@@ -54,7 +55,6 @@ def published_choice(preset: str) -> str:
 
 def kv_cache_frame(preset: str, choice: str, seq_len: int, dtype_bytes: int) -> Frame:
     layers, heads, _, d_head = PRESETS[preset]
-    chosen_kv = kv_heads_for(choice, heads)
     sizes = {}
     for option in CHOICES:
         try:
@@ -62,11 +62,21 @@ def kv_cache_frame(preset: str, choice: str, seq_len: int, dtype_bytes: int) -> 
         except InvalidSetting:
             continue
         sizes[option] = kv_cache_bytes(layers, kv, d_head, seq_len, 1, dtype_bytes) / GIB
-    per_token = kv_cache_bytes(layers, chosen_kv, d_head, 1, 1, dtype_bytes)
     data = {
         "sizes": sizes, "choice": choice, "published": published_choice(preset),
         "title": f"{preset}: {seq_len:,} tokens, {dtype_bytes} B per element",
     }
+    try:
+        chosen_kv = kv_heads_for(choice, heads)
+    except InvalidSetting:  # the lesson: K/V heads must divide the query heads
+        data["title"] = f"{preset}: {heads} heads cannot form 8 K/V groups"
+        figures = {
+            "K/V heads": f"8 do not divide {heads} query heads: no {choice}",
+            "cache (batch 1)": "none (no such model)",
+            "published": data["published"],
+        }
+        return Frame(data=data, figures=figures)
+    per_token = kv_cache_bytes(layers, chosen_kv, d_head, 1, 1, dtype_bytes)
     figures = {
         "K/V heads": f"{chosen_kv} of {heads} query heads",
         "per token": f"{per_token / 2**10:,.0f} KiB",
@@ -105,8 +115,10 @@ class KVCacheView(View):
                 bar.set_height(Y_RANGE[0])
                 bar.set_color(NOT_AVAILABLE)
                 label.set_text("n/a")
+                label.set_color("#ee6677" if option == data["choice"] else "black")
                 label.set_y(Y_RANGE[0] * 1.3)
                 continue
+            label.set_color("black")
             bar.set_height(size)
             bar.set_color("#ee6677" if option == data["choice"] else "#4477aa")
             label.set_text(f"{size:.3g}" + (" *" if option == data["published"] else ""))

@@ -43,38 +43,39 @@ def costs_frame(n: int, d: int) -> Frame:
 
 
 class CostsView(View):
-    figsize = (7.6, 2.8)
+    figsize = (6.4, 3.4)
 
     def setup(self, fig):
-        ax_bars, ax_curve = fig.subplots(1, 2)
+        ax_bars, ax_curve = fig.subplots(1, 2, width_ratios=(1, 1.6))
         self.bars = ax_bars.bar(range(3), [1.0] * 3, color=COLOURS, animated=True)
         ax_bars.set(
             yscale="log",
             ylim=Y_RANGE,
             xticks=range(3),
-            xticklabels=("attention", "recurrent", f"conv k={KERNEL}"),
+            xticklabels=("attn.", "RNN", "conv"),
+            yticks=(1e4, 1e8, 1e12),
             ylabel="FLOPs per layer",
-            title="one layer at this n and d",
+            title="at this n and d",
         )
         (self.att,) = ax_curve.plot([10, 10], [1, 1], color=COLOURS[0], animated=True,
-                                     label="self-attention")
+                                     label="attention")
         (self.rnn,) = ax_curve.plot([10, 10], [1, 1], color=COLOURS[1], animated=True,
-                                     label="recurrent")
+                                     label="RNN")
         self.cross = ax_curve.axvline(64, color="#555555", linestyle="--", linewidth=1,
                                       animated=True)
         (self.here,) = ax_curve.plot([16], [1e5], "o", color="#222222", animated=True)
-        self.note = ax_curve.text(
-            0.03, 0.95, "", transform=ax_curve.transAxes, va="top", animated=True,
-            bbox={"facecolor": "white", "edgecolor": "none"},
-        )
         ax_curve.set(
             xscale="log",
             yscale="log",
             xlim=(10, 10**4.5),
             ylim=Y_RANGE,
+            xticks=(10, 1e2, 1e3, 1e4),
+            yticks=(1e4, 1e8, 1e12),
             xlabel="sequence length n",
-            title="cost vs n at this d (dashed: n = d)",
         )
+        # The note titles the plot: attention is cheaper left of the dashed line, n = d.
+        self.note = ax_curve.set_title("attention cheaper for n < 2048", animated=True)
+        ax_curve.tick_params(axis="y", labelleft=False)  # the same scale as the bars
         ax_curve.legend(loc="lower right", frameon=False)
 
     def update(self, data):
@@ -84,7 +85,7 @@ class CostsView(View):
         self.rnn.set_data(data["grid"], data["curves"]["recurrent"])
         self.cross.set_xdata([data["d"], data["d"]])
         self.here.set_data([data["n"]], [data["bars"][0]])
-        self.note.set_text(f"d = {data['d']}\nattention cheaper for n < {data['d']}")
+        self.note.set_text(f"attention cheaper for n < {data['d']}")
 
 
 def layer_costs_explorer() -> Explorer:

@@ -11,13 +11,14 @@ import math
 
 import torch
 
-from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel import Control, Explorer, Frame, View
 
-BLOCK_SIZES = (4, 8, 16)
-KEY_COUNTS = (16, 32, 64)
-STEPS = tuple(range(1, 17))
+BLOCK_SIZES = (2, 4, 8)
+KEY_COUNTS = (32, 64)
+# The share of the row read so far: every block size divides every quarter of every row.
+READ = (0.25, 0.5, 0.75, 1.0)
+READ_LABELS = ("¼", "½", "¾", "all")
 D_V = 8
-MAX_BLOCKS = max(KEY_COUNTS) // min(BLOCK_SIZES)
 
 
 def query_scores_and_values(m: int, seed: int = 0):
@@ -48,14 +49,10 @@ def online_trace(scores: torch.Tensor, values: torch.Tensor, block_size: int) ->
     return trace
 
 
-def block_frame(block_size: int, m: int, step: int) -> Frame:
+def block_frame(block_size: int, m: int, read: float) -> Frame:
+    """The state after the blocks that cover the share ``read`` of the m keys."""
     num_blocks = math.ceil(m / block_size)
-    if step > num_blocks:
-        raise InvalidSetting(
-            f"{m} keys in blocks of {block_size} make only {num_blocks} "
-            f"block{'s' if num_blocks > 1 else ''}; "
-            f"pick a block index from 1 to {num_blocks}"
-        )
+    step = math.ceil(read * num_blocks)  # blocks read
     scores, values = query_scores_and_values(m)
     exact = torch.softmax(scores, dim=-1) @ values  # (d_v,)
     trace = online_trace(scores, values, block_size)
@@ -69,9 +66,11 @@ def block_frame(block_size: int, m: int, step: int) -> Frame:
         "partial": state["out"],
         "exact": exact,
         "errors": errors[:step],
+        "ends": [t["end"] / m for t in trace[:step]],
         "m": m,
     }
     figures = {
+        "blocks read": f"{step} of {num_blocks}",
         "keys read": f"{state['end']} of {m}",
         "running max": f"{state['max']:.2f} (row max {scores.max().item():.2f})",
         "running sum": f"{state['sum']:.3f}",
@@ -81,24 +80,29 @@ def block_frame(block_size: int, m: int, step: int) -> Frame:
 
 
 class OnlineView(View):
-    figsize = (7.0, 2.5)
+    figsize = (6.4, 4.4)
 
     def setup(self, fig):
-        self.ax_s, self.ax_o, self.ax_e = fig.subplots(1, 3)
+        grid = fig.add_gridspec(2, 2)
+        self.ax_s = fig.add_subplot(grid[0, :])
+        self.ax_o = fig.add_subplot(grid[1, 0])
+        self.ax_e = fig.add_subplot(grid[1, 1])
         empty = torch.zeros(1).numpy()
         self.seen = self.ax_s.stairs(empty, [0, 1], fill=True, color="#4477aa", animated=True)
         self.unseen = self.ax_s.stairs(empty, [0, 1], fill=True, color="#bbbbbb", animated=True)
-        (self.max_line,) = self.ax_s.plot([], [], color="#ee6677", animated=True)
-        self.ax_s.set(title="scores; red: running max", xlabel="key j", ylim=(-5, 8))
+        (self.max_line,) = self.ax_s.plot([], [], color="#ee6677", linewidth=2, animated=True)
+        self.ax_s.set(title="scores s_j; grey: not read yet; red: running max M",
+                      xlabel="key j", ylim=(-5, 8))
         self.partial = self.ax_o.bar(range(D_V), [0.0] * D_V, color="#4477aa", animated=True)
         (self.exact,) = self.ax_o.plot(range(D_V), [0.0] * D_V, "o", color="#222222",
-                                       markersize=4, animated=True)
-        self.ax_o.set(title="O / L (bars) vs exact (dots)", xlabel="output component",
-                      ylim=(-2, 2))
-        (self.err_line,) = self.ax_e.semilogy([], [], "o-", color="#ee6677", markersize=3,
+                                       markersize=5, animated=True)
+        self.ax_o.set(title="O / L; dots: exact", xlabel="output component",
+                      xticks=(0, 4), ylim=(-2, 2))
+        (self.err_line,) = self.ax_e.semilogy([], [], "o-", color="#ee6677", markersize=4,
                                               animated=True)
-        self.ax_e.set(title="max error vs exact", xlabel="blocks read",
-                      xlim=(0.5, MAX_BLOCKS + 0.5), ylim=(1e-17, 10))
+        self.ax_e.set(title="max error vs exact", xlabel="share of keys read",
+                      xlim=(0, 1.05), ylim=(1e-17, 10), xticks=(0, 0.5, 1),
+                      yticks=(1e-16, 1e-8, 1))
         self.m = None
 
     def update(self, data):
@@ -112,7 +116,7 @@ class OnlineView(View):
         self.exact.set_ydata(data["exact"].numpy())
         # An error of exactly 0 cannot sit on a log axis: show it at the floor.
         errors = [max(e, 1e-17) for e in data["errors"]]
-        self.err_line.set_data(range(1, len(errors) + 1), errors)
+        self.err_line.set_data(data["ends"], errors)
         if m == self.m:
             return False
         self.m = m
@@ -121,13 +125,13 @@ class OnlineView(View):
 
 
 def online_softmax_explorer() -> Explorer:
-    """block size × number of keys × block index → running max, running sum, partial output."""
+    """block size × number of keys × share of keys read → running max, sum, partial output."""
     return Explorer(
         "Online softmax, one block at a time",
         [
             Control("block_size", "block size", BLOCK_SIZES, default=8),
             Control("m", "keys m", KEY_COUNTS, default=32),
-            Control("step", "blocks read", STEPS, default=2),
+            Control("read", "keys read", READ, default=0.5, labels=READ_LABELS),
         ],
         block_frame,
         OnlineView(),

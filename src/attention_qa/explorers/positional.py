@@ -1,8 +1,9 @@
 """q15's explorer: the sinusoidal positional encoding and how alike two positions look.
 
-Follows Vaswani et al. (2017), section 3.5. The left panel is the encoding of positions
-0 … 127 with a line at the chosen position; the right panel is the cosine similarity of
-that position's encoding with every other one, PE(p)·PE(q) / (‖PE(p)‖ ‖PE(q)‖).
+Follows Vaswani et al. (2017), section 3.5. The top panel is the encoding of positions
+0 … 127, one column per position, with a line at the chosen position p; the bottom panel,
+on the same position axis, is the cosine similarity of PE(p) with every PE(q),
+PE(p)·PE(q) / (‖PE(p)‖ ‖PE(q)‖).
 Every row has norm √(d_model/2), so this is the dot product divided by d_model/2.
 """
 
@@ -28,48 +29,55 @@ def positional_frame(d_model: int, position: int) -> Frame:
         "frequencies": str(d_model // 2),
         "similarity to the next position": f"{sim[neighbour].item():.3f}",
         "highest similarity to another position": f"{far.item():.3f}",
+        # depends on p only through the distance p − 0: the curve read at q = 0
+        "similarity to position 0": f"{sim[0].item():.3f}",
     }
     return Frame(data={"pe": pe, "sim": sim, "position": position}, figures=figures)
 
 
 class PositionalView(View):
-    figsize = (7.4, 2.7)
+    figsize = (6.4, 4.4)
 
     def setup(self, fig):
-        ax_pe, ax_sim = fig.subplots(1, 2)
+        ax_pe, ax_sim = fig.subplots(2, 1, sharex=True)
+        # Features run down the rows, sines then cosines, each fast to slow: neighbouring
+        # rows are close frequencies, and "auto" interpolation averages them where there are
+        # more rows than pixels (d_model 512) instead of drawing moiré.
         self.image = ax_pe.imshow(
-            torch.zeros(NUM_POSITIONS, 2).numpy(),
+            torch.zeros(2, NUM_POSITIONS).numpy(),
             aspect="auto",
             cmap="viridis",
             vmin=-1,
             vmax=1,
-            extent=(0, 1, NUM_POSITIONS - 0.5, -0.5),
-            interpolation="nearest",
+            extent=(-0.5, NUM_POSITIONS - 0.5, 1, 0),
+            interpolation="auto",
             animated=True,
         )
-        (self.row,) = ax_pe.plot([0, 1], [0, 0], color="#ee6677", linewidth=1.5, animated=True)
+        (self.row,) = ax_pe.plot([0, 0], [0, 1], color="#ee6677", linewidth=2, animated=True)
+        ax_pe.axhline(0.5, color="white", linewidth=1)
         ax_pe.set(
-            title="PE[pos, i]: sin and cos columns interleaved",
-            xlabel="feature index / d_model (fast → slow frequencies)",
-            ylabel="position",
+            title="PE(q): frequencies fast (top) to slow",
+            yticks=(0.25, 0.75),
+            yticklabels=("sin", "cos"),
         )
-        fig.colorbar(self.image, ax=ax_pe, fraction=0.05)
+        fig.colorbar(self.image, ax=ax_pe, fraction=0.05, ticks=(-1, 0, 1))
         positions = torch.arange(NUM_POSITIONS).numpy()
         (self.curve,) = ax_sim.plot(positions, positions * 0.0, color="#4477aa", animated=True)
         (self.marker,) = ax_sim.plot([0], [1], "o", color="#ee6677", animated=True)
         ax_sim.axhline(0, color="#bbbbbb", linewidth=0.8)
         ax_sim.set(
-            title="similarity of PE(p) to every PE(q)",
-            xlabel="position q",
-            ylabel="cosine similarity",
-            xlim=(0, NUM_POSITIONS - 1),
+            title="cosine similarity of PE(p) and PE(q)",
+            xlabel="position q (red: p)",
+            xlim=(-0.5, NUM_POSITIONS - 0.5),
             ylim=(-0.25, 1.05),
+            yticks=(0, 0.5, 1),
         )
 
     def update(self, data):
-        self.image.set_data(data["pe"].numpy())
+        pe = data["pe"]  # (positions, d_model), sin and cos interleaved
+        self.image.set_data(torch.cat([pe[:, 0::2], pe[:, 1::2]], dim=1).T.numpy())
         p = data["position"]
-        self.row.set_ydata([p, p])
+        self.row.set_xdata([p, p])
         self.curve.set_ydata(data["sim"].numpy())
         self.marker.set_data([p], [1.0])
 

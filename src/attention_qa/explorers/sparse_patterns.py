@@ -5,12 +5,13 @@ Vaswani et al., 2017) and with only the keys a sparse pattern allows, the softma
 renormalised over them. The inputs are either purely random, so full attention has no
 preferred distance, or "local": each query resembles its neighbours' keys, so most of full
 attention's weight lies near the diagonal, as it often does in trained language models.
-The panel shows the mask, the sparse weights and the error of each query's output against
-full attention. The patterns follow Longformer
+The panel shows the sparse weights, with the keys the mask drops in grey, and the error of
+each query's output against full attention. The patterns follow Longformer
 (Beltagy et al., 2020: sliding window, global + local) and the Sparse Transformer (Child et
 al., 2019: strided).
 """
 
+import matplotlib
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
@@ -41,37 +42,33 @@ def pattern_frame(pattern: str, window: int, n: int, inputs: str) -> Frame:
 
 
 class PatternView(View):
-    figsize = (7.0, 2.5)
+    figsize = (6.4, 3.2)
 
     def setup(self, fig):
-        self.ax_mask, self.ax_w, self.ax_err = fig.subplots(1, 3)
+        self.ax_w, self.ax_err = fig.subplots(1, 2, width_ratios=(1, 1.15))
         n = LENGTHS[0]
-        self.mask_img = self.ax_mask.imshow(
-            torch.zeros(n, n).numpy(), cmap="cividis", vmin=0, vmax=1, animated=True
-        )
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#cccccc")  # grey: masked
         self.w_img = self.ax_w.imshow(
-            torch.zeros(n, n).numpy(), cmap="viridis", vmin=0, vmax=0.5, animated=True
+            torch.zeros(n, n).numpy(), cmap=cmap, vmin=0, vmax=0.5, animated=True,
+            interpolation="nearest",
         )
+        self.ax_w.set(title="weights; grey: dropped", xlabel="key j", ylabel="query i")
         (self.err_line,) = self.ax_err.plot([], [], color="#ee6677", animated=True)
-        self.ax_err.set(title="error vs full", xlabel="query i", ylabel="RMS error",
-                        ylim=(0, 1.3))
-        self.ax_mask.set(title="mask (yellow = kept)", xlabel="key j", ylabel="query i")
-        self.ax_w.set(title="sparse weights (≤ 0.5)", xlabel="key j")
+        self.ax_err.set(title="RMS error vs full", xlabel="query i", ylim=(0, 1.3))
         self.n = None
 
     def update(self, data):
         n = data["n"]
-        self.mask_img.set_data(data["mask"].float().numpy())
-        self.w_img.set_data(data["weights"].numpy())
+        kept = data["weights"].masked_fill(~data["mask"], float("nan"))  # (n, n)
+        self.w_img.set_data(kept.numpy())
         self.err_line.set_data(range(n), data["error"].numpy())
         if n == self.n:
             return False
         self.n = n
-        for img in (self.mask_img, self.w_img):
-            img.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
-        for ax in (self.ax_mask, self.ax_w):
-            ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
-        self.ax_err.set_xlim(0, n - 1)
+        ticks = range(0, n, 16 if n > 32 else 8)
+        self.w_img.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        self.ax_w.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5), xticks=ticks, yticks=ticks)
+        self.ax_err.set(xlim=(0, n - 1), xticks=ticks)
         return True
 
 

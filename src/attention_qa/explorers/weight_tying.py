@@ -37,7 +37,7 @@ def tying_frame(vocab_size: int, d_model: int) -> Frame:
 
 
 class TyingView(View):
-    figsize = (6.8, 2.8)
+    figsize = (6.4, 2.8)
 
     def setup(self, fig):
         ax = fig.subplots()
