@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: setup book test lint unit nbval nbval-portable nbval-native determinism build site site-after-build classroom lab serve execute bench student drill handouts clean
+.PHONY: setup book test lint unit nbval nbval-portable nbval-native determinism build site site-after-build classroom lab serve execute bench student drill handouts dist clean
 
 setup: $(STAMP)
 
@@ -118,9 +118,13 @@ handouts: $(STAMP)
 	@test -f $(SITE)/index.html || $(MAKE) book
 	$(PY) scripts/make_handouts.py
 
+## dist: the attention_qa package as a wheel and an sdist in dist/, checked by twine
+dist: $(STAMP)
+	$(PY) scripts/make_dist.py
+
 ## bench: explorer latency, build and test times, page weights; table + JSON
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf _build
+	rm -rf _build dist

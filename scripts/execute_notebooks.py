@@ -4,7 +4,8 @@ Usage: python scripts/execute_notebooks.py [NOTEBOOK ...]   (default: every book
 
 Each notebook runs top to bottom on a fresh kernel from its own folder. What is saved is
 only what a re-run reproduces byte for byte, so re-executing leaves book/ unchanged:
-- metadata is reduced to the kernel and language, and no widget state is stored;
+- metadata is what JupyterLab itself writes when it opens a notebook (see ``lean_metadata``),
+  so opening a chapter in Lab and saving it changes nothing; no widget state is stored;
 - the live-widget view of an explorer is dropped (its model id is random, and without a
   kernel it cannot show anything); the static panel beside it stays;
 - consecutive printouts to the same stream are merged (how they are split depends on timing);
@@ -17,10 +18,11 @@ import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+KERNEL = "python3"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 VARIABLE = "nbval-ignore-output"
 
@@ -44,10 +46,24 @@ def reproducible_outputs(cell) -> list:
     return outputs
 
 
+def kernelspec() -> dict:
+    """The kernelspec JupyterLab writes into a notebook it opens on the ``python3`` kernel."""
+    spec = KernelSpecManager().get_kernel_spec(KERNEL)
+    return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
+
+
 def lean_metadata(nb) -> None:
-    nb.metadata = nbformat.from_dict(
-        {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}}
-    )
+    """Keep only the metadata JupyterLab writes itself, exactly as it writes it.
+
+    Lab fills in ``kernelspec`` from the kernel's spec and ``language_info`` from the kernel's
+    reply when it starts one; nbclient copies the same reply, so a saved notebook carries
+    what Lab would store. One value depends on the machine: ``language_info.version``, the
+    Python that ran the kernel (3.11.x). Lab rewrites it on a machine with another patch
+    release, and so does this saver: both store the truth about the kernel, and nothing else
+    in the file changes.
+    """
+    language_info = nb.metadata.get("language_info", {})
+    nb.metadata = nbformat.from_dict({"kernelspec": kernelspec(), "language_info": language_info})
     for cell in nb.cells:
         # Tags (solution, nbval-ignore-output…) and myst-nb's options (image alt text) stay.
         kept = {key: cell.metadata[key] for key in ("tags", "mystnb") if cell.metadata.get(key)}
@@ -63,7 +79,7 @@ def execute(path: Path, cwd: Path | None = None) -> float:
     NotebookClient(
         nb,
         timeout=900,  # only against a hang: on a busy machine a cell may take long
-        kernel_name="python3",
+        kernel_name=KERNEL,
         resources={"metadata": {"path": str(cwd or path.parent)}},
         store_widget_state=False,
     ).execute()
@@ -72,6 +88,7 @@ def execute(path: Path, cwd: Path | None = None) -> float:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = reproducible_outputs(cell)
+    # JupyterLab saves a 4.4 notebook as 4.4; 4.5 would add a random id to every cell.
     nb.nbformat, nb.nbformat_minor = 4, 4
     nbformat.write(nb, path)
     return seconds

@@ -4,7 +4,8 @@ Usage: python scripts/make_drill.py [--check]
   --check exits 1 (and says so) when book/drill.md is stale, instead of writing it.
 
 Each chapter contributes its title, its Chinese question and its short answer; the page
-lists them in book order, each answer folded so a reader can answer first, then check.
+lists them in book order, each answer folded so a reader can answer first, then check. The
+fold and the links are the notebooks' own plain HTML and Markdown (see open_anywhere.py).
 """
 
 import re
@@ -41,8 +42,8 @@ def chapter_entry(path: Path) -> str:
     answer = re.sub(r"^## Short answer\s*", "", short.strip()).strip()
     return (
         f"## {title}\n\n*{chinese}*\n\n"
-        f":::{{dropdown}} Short answer\n{answer}\n\n"
-        f"Read the chapter: {{doc}}`{path.stem}`\n:::\n"
+        f"<details>\n<summary>Short answer</summary>\n\n{answer}\n\n"
+        f"Read the chapter: [{title}]({path.name})\n\n</details>\n"
     )
 
 

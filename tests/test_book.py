@@ -1,12 +1,21 @@
-"""Every chapter keeps the house anatomy and links to its neighbours."""
+"""Every chapter keeps the house anatomy and links to its neighbours, and every notebook
+opens the same in JupyterLab, Colab, VS Code and GitHub as in the site."""
 
+import copy
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from ipykernel.ipkernel import IPythonKernel
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from execute_notebooks import kernelspec  # noqa: E402
+from open_anywhere import raw_myst, setup_source, transform  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 SECTIONS = [
     "## Short answer",
     "## Why",
@@ -67,7 +76,64 @@ def test_links_to_neighbours(index):
     ]
     neighbours = CHAPTERS[max(index - 1, 0) : index] + CHAPTERS[index + 1 : index + 2]
     for other in neighbours:
-        assert f"{{doc}}`{other}`" in summary, f"{stem}'s summary does not link to {other}"
+        assert f"]({other}.ipynb)" in summary, f"{stem}'s summary does not link to {other}"
+
+
+def test_raw_markup_is_recognised():
+    """What a renderer without MyST prints as written is found; what all of them render is not."""
+    shown_raw = [
+        "see {doc}`q03_step_by_step`",
+        "{math}`x^2`",
+        ":::{dropdown} Answer\nyes\n:::",
+        "```{note}\nhi\n```",
+        "  ::::{admonition} Tip",
+    ]
+    rendered = [
+        "$\\sqrt{d_k}$ and $$QK^\\top$$",
+        "<details>\n<summary>Answer</summary>\n\nyes\n\n</details>",
+        "[q03](q03_step_by_step.ipynb)",
+        "```python\nx = 1\n```",
+        "`{x}` is a set, `d[k]` an item",
+    ]
+    assert all(raw_myst(text) for text in shown_raw)
+    assert not any(raw_myst(text) for text in rendered)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_markup_shows_raw_outside_the_site(path):
+    """Roles, directives and colon fences show as raw text in JupyterLab, Colab, VS Code and
+    GitHub; answers fold with <details>, links are Markdown links to notebook files."""
+    cells = nbformat.read(path, as_version=4).cells
+    raw = [piece for c in cells if c.cell_type == "markdown" for piece in raw_myst(c.source)]
+    assert not raw, f"{path.name} shows raw outside the site: {raw}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_open_anywhere(path):
+    """scripts/open_anywhere.py has nothing left to do: answers in <details>, links to files,
+    and right after the title the setup cell that pins attention_qa.__version__."""
+    nb = nbformat.read(path, as_version=4)
+    opened = copy.deepcopy(nb)
+    transform(opened)
+    assert opened == nb, f"{path.name}: run scripts/open_anywhere.py, then make execute"
+    assert nb.cells[1].source == setup_source()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_saved_with_the_metadata_jupyterlab_writes(path):
+    """Opening a notebook in Lab and saving it must change nothing: the file carries exactly the
+    kernelspec and language_info Lab fills in, in nbformat 4.4 (cells without ids), which
+    Lab keeps. Only language_info.version, the kernel's Python, may name another 3.11.x."""
+    nb = nbformat.read(path, as_version=4)
+    assert (nb.nbformat, nb.nbformat_minor) == (4, 4)
+    assert set(nb.metadata) == {"kernelspec", "language_info"}
+    assert nb.metadata.kernelspec == kernelspec()
+    language_info = dict(nb.metadata.language_info)
+    version = language_info.pop("version")
+    expected = dict(IPythonKernel.language_info)
+    assert language_info == {k: v for k, v in expected.items() if k != "version"}
+    assert version.rsplit(".", 1)[0] == expected["version"].rsplit(".", 1)[0]
+    assert not any("id" in cell for cell in nb.cells)
 
 
 def test_colour_maps_are_colour_blind_safe():

@@ -11,7 +11,7 @@ CHAPTERS = sorted((ROOT / "book").glob("q*.ipynb"))
 
 def _is_prediction(cell) -> bool:
     text = cell.source
-    return cell.cell_type == "markdown" and "Predict" in text and ":::{dropdown}" in text
+    return cell.cell_type == "markdown" and "Predict" in text and "<details>" in text
 
 
 def _shows_explorer(cell) -> bool:

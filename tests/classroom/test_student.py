@@ -10,6 +10,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 from make_student import SOLUTION_TAG, scaffold, student_copy  # noqa: E402
+from open_anywhere import setup_source  # noqa: E402
 
 CHAPTERS = sorted((ROOT / "book").glob("q*.ipynb"))
 
@@ -32,6 +33,12 @@ def test_scaffold_keeps_signatures_and_raises():
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_every_chapter_has_an_exercise(chapter):
     assert _has_solution(chapter), f"{chapter.name} has no cell tagged {SOLUTION_TAG!r}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_student_copy_keeps_the_setup_cell(chapter):
+    """A student may open the copy in Colab, where only the setup cell installs the helpers."""
+    assert student_copy(chapter).cells[1].source == setup_source()
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)

@@ -1,0 +1,93 @@
+"""Opening a chapter in JupyterLab and saving it leaves the file as it was.
+
+JupyterLab (the book's own, as `make lab` starts it) opens a copy of a chapter in Chromium;
+its kernel starts, Lab fills in the notebook's metadata, and the notebook is saved. The file
+must come back byte for byte: the saver (scripts/execute_notebooks.py) writes what Lab
+writes. The one value that depends on the machine, ``language_info.version`` (the kernel's
+Python), is set to this machine's before opening.
+"""
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+from make_handouts import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+CHAPTER = ROOT / "book" / "q04_why_scale_by_sqrt_dk.ipynb"
+JUPYTER = str(Path(sys.executable).parent / "jupyter")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port: int, lab: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert lab.poll() is None, "JupyterLab exited while starting"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"JupyterLab did not listen on port {port} within {seconds} s")
+
+
+@pytest.fixture
+def lab(tmp_path):
+    port = _free_port()
+    command = [
+        JUPYTER, "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+        f"--ServerApp.root_dir={tmp_path}", "--IdentityProvider.token=",
+        f"--LabApp.workspaces_dir={tmp_path / '.workspaces'}",
+        f"--LabApp.user_settings_dir={tmp_path / '.settings'}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]  # fmt: skip
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = (tmp_path / "lab.log").open("w")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        log.close()
+
+
+def test_opening_and_saving_in_lab_changes_nothing(lab, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    nb = nbformat.read(CHAPTER, as_version=4)
+    nb.metadata.language_info.version = platform.python_version()
+    copy = tmp_path / CHAPTER.name
+    nbformat.write(nb, copy)
+    before, written = copy.read_bytes(), copy.stat().st_mtime_ns
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(f"{lab}/lab/tree/{copy.name}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        page.wait_for_selector(
+            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000
+        )
+        # Lab takes the shortcut once the notebook has settled: press until it has saved.
+        deadline = time.monotonic() + 60
+        while copy.stat().st_mtime_ns == written and time.monotonic() < deadline:
+            page.keyboard.press("Control+s")
+            page.wait_for_timeout(2000)
+        browser.close()
+    assert copy.stat().st_mtime_ns != written, "JupyterLab did not save the notebook"
+    assert copy.read_bytes() == before, f"saving in Lab changed {CHAPTER.name}: see {copy}"
