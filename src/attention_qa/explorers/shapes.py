@@ -2,7 +2,7 @@
 
 n queries of length d_k meet m keys of length d_k; the weights are (n, m), one softmax per
 query row; the m values have length d_v, so the output is (n, d_v). Each matrix is drawn as
-a heatmap whose size in cells is its shape, laid out in the order of the products.
+a heatmap whose size in cells is its shape, laid out as the two products (B above A·B).
 """
 
 import numpy as np
