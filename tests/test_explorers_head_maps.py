@@ -46,3 +46,14 @@ def test_repeated_input_repeats_its_first_half():
     assert torch.allclose(tokens[:4], tokens[4:])
     with pytest.raises(ValueError, match="kind must be one of"):
         head_inputs("nonsense")
+
+
+def test_fewer_heads_get_larger_maps():
+    explorer = head_maps_explorer()
+    sizes = []
+    for h in HEAD_COUNTS:
+        explorer.render(explorer.frame(num_heads=h, kind=INPUTS[0], seed=0))
+        shown = [ax for ax in explorer.figure.axes if ax.get_visible() and ax.images]
+        assert len(shown) == h
+        sizes.append(shown[0].get_window_extent().width)
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > 2 * sizes[-1]

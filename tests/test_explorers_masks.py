@@ -8,16 +8,39 @@ from attention_qa.panel import Frame, InvalidSetting
 
 
 def test_every_setting_computes():
+    """Padding counts from the end, so every padding fits every length: no refusals."""
     explorer = mask_explorer()
     for settings in explorer.settings():
         frame = explorer.frame(**settings)
-        if settings["valid_len"] > settings["n"]:
-            assert isinstance(frame, InvalidSetting), settings
-        else:
-            assert isinstance(frame, Frame), settings
-            weights = frame.data["weights"]
-            assert torch.allclose(weights.sum(-1), torch.ones(settings["n"]))
-            assert frame.figures["largest weight on a blocked key"] == "0"
+        assert isinstance(frame, Frame), settings
+        weights = frame.data["weights"]
+        assert torch.allclose(weights.sum(-1), torch.ones(settings["n"]))
+        assert frame.figures["largest weight on a blocked key"] == "0"
+        assert frame.data["valid_len"] == settings["n"] - settings["padding"] >= 1
+
+
+def test_a_valid_length_past_the_sequence_is_refused():
+    try:
+        build_mask("padding", 7, 5)
+    except InvalidSetting as err:
+        assert "longer than the sequence" in str(err)
+    else:
+        raise AssertionError("a valid length of 7 in 5 positions must be refused")
+
+
+def test_only_a_padding_mask_keeps_weight_off_the_padding():
+    explorer = mask_explorer()
+
+    def on_padding(mask_type):
+        return explorer.frame(mask_type=mask_type, padding=2, n=6).figures[
+            "most weight a query puts on padding"
+        ]
+
+    assert float(on_padding("none")) > 0 and float(on_padding("causal")) > 0
+    assert on_padding("padding") == on_padding("padding + causal") == "0.00"
+    assert explorer.frame(mask_type="none", padding=0, n=6).figures[
+        "most weight a query puts on padding"
+    ] == "no padding"
 
 
 def test_masks_hide_what_they_should():
@@ -32,10 +55,10 @@ def test_masks_hide_what_they_should():
 def test_figures_move_with_the_controls():
     explorer = mask_explorer()
 
-    def allowed(mask_type, valid_len):
-        text = explorer.frame(mask_type=mask_type, valid_len=valid_len, n=8).figures
+    def allowed(mask_type, padding):
+        text = explorer.frame(mask_type=mask_type, padding=padding, n=8).figures
         return int(text["allowed entries"].split()[0])
 
-    assert allowed("none", 4) == 64 > allowed("padding", 8) - 1
-    assert allowed("padding", 2) < allowed("padding", 6) < allowed("none", 6)
-    assert allowed("padding + causal", 4) < allowed("causal", 4) == 36
+    assert allowed("none", 3) == allowed("padding", 0) == 64
+    assert allowed("padding", 3) == 8 * 5 < allowed("padding", 1) < allowed("none", 1)
+    assert allowed("padding + causal", 3) < allowed("causal", 3) == 36

@@ -5,13 +5,9 @@ import re
 
 import torch
 
-from attention_qa.explorers.playground import (
-    playground_explorer,
-    playground_weights,
-    valid_length,
-)
+from attention_qa.explorers.playground import playground_explorer
 from attention_qa.panel import Frame
-from attention_qa.saturation import saturation_stats
+from attention_qa.saturation import playground_weights, saturation_stats, valid_length
 
 
 def _mean(figures, key, head=1):
@@ -54,3 +50,27 @@ def test_figures_match_saturation_stats_on_the_scores():
     stats = saturation_stats(scores)
     frame = playground_explorer().frame(d_k=4, heads=4, mask="none", scaling="none", n=8)
     assert abs(_mean(frame.figures, "max weight", 2) - stats["max_weight"][1].mean()) < 0.006
+
+
+def test_uniform_figures_count_the_keys_each_query_sees():
+    explorer = playground_explorer()
+
+    def uniform(mask, n):
+        text = explorer.frame(d_k=64, heads=1, mask=mask, scaling="1/√d_k", n=n).figures[
+            "uniform would give"
+        ]
+        return float(re.search(r"max weight ([0-9.]+)", text).group(1))
+
+    assert uniform("none", 8) == round(1 / 8, 2)
+    assert uniform("padding", 16) == round(1 / valid_length(16), 2)
+    # causal: query i sees i + 1 keys, so the mean of 1/(i + 1) over the 8 queries
+    assert uniform("causal", 8) == round(sum(1 / (i + 1) for i in range(8)) / 8, 2)
+
+
+def test_one_head_fills_the_canvas_and_four_share_it():
+    explorer = playground_explorer()
+    for heads in (1, 4):
+        frame = explorer.frame(d_k=64, heads=heads, mask="none", scaling="1/√d_k", n=8)
+        explorer.render(frame)
+        shown = [ax for ax in explorer.figure.axes if ax.get_visible() and ax.images]
+        assert len(shown) == heads

@@ -30,3 +30,21 @@ def test_growing_d_v_widens_only_v_and_the_output():
     assert large["output"].shape[1] > small["output"].shape[1]
     torch.testing.assert_close(large["weights"], small["weights"])
     torch.testing.assert_close(large["output"][:, :2], small["output"])
+
+
+def test_the_layout_lines_up_the_products():
+    """Weights share rows with Q and the output, columns with Kᵀ; the output's columns are V's."""
+    from attention_qa.explorers.shapes import cell_squares
+
+    data = shapes_explorer().frame(n=4, m=6, d_k=2, d_v=3).data
+    corners = {name: cell_squares(matrix, name)[0] for name, matrix in data.items()}
+
+    def xs(name):
+        return sorted({round(float(c[0, 0]), 6) for c in corners[name]})
+
+    def ys(name):
+        return sorted({round(float(c[0, 1]), 6) for c in corners[name]})
+
+    assert ys("weights") == ys("Q") == ys("output")
+    assert xs("weights") == xs("Kᵀ") and xs("output") == xs("V")
+    assert max(xs("Q")) < min(xs("weights")) and min(ys("Kᵀ")) > max(ys("weights"))

@@ -67,3 +67,19 @@ def test_q04_scores_have_the_variance_the_chapter_claims():
     assert torch.isclose(
         scaled_scores(256, "1/d_k", m=8) * 256, scaled_scores(256, "none", m=8)
     ).all()
+
+
+def test_uniform_playground_stats_average_over_the_keys_each_query_sees():
+    from attention_qa.saturation import uniform_playground_stats, valid_length
+
+    none = uniform_playground_stats("none", 8)
+    assert none["max_weight"] == pytest.approx(1 / 8) and none["entropy"] == pytest.approx(
+        math.log(8)
+    )
+    padding = uniform_playground_stats("padding", 16)
+    assert padding["max_weight"] == pytest.approx(1 / valid_length(16))
+    causal = uniform_playground_stats("causal", 4)  # queries see 1, 2, 3, 4 keys
+    assert causal["max_weight"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+    assert causal["entropy"] == pytest.approx(sum(math.log(i) for i in range(1, 5)) / 4, abs=1e-6)
+    with pytest.raises(ValueError):
+        uniform_playground_stats("sliding", 4)

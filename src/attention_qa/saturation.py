@@ -112,10 +112,29 @@ def playground_weights(d_k: int, heads: int, mask: str, scaling: str, n: int, se
     q = torch.randn(heads, n, d_k, generator=g)  # (h, n, d_k)
     k = torch.randn(heads, n, d_k, generator=g)  # (h, m, d_k), m = n
     scores = (q @ k.transpose(-2, -1)) * scale_for(scaling, d_k)  # (h, n, m)
-    keep = {
+    scores = scores.masked_fill(~_playground_keep(mask, n), torch.finfo(scores.dtype).min)
+    return scores, torch.softmax(scores, dim=-1)  # (h, n, m) each
+
+
+def _playground_keep(mask: str, n: int) -> torch.Tensor:
+    """The playground's mask, True = may attend: (n, n), or (1, n) for padding."""
+    return {
         "none": torch.ones(n, n, dtype=torch.bool),
         "padding": padding_mask([valid_length(n)], n),  # (1, m): keys only
         "causal": causal_mask(n),  # (n, m)
     }[mask]
-    scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)  # (h, n, m)
-    return scores, torch.softmax(scores, dim=-1)  # (h, n, m) each
+
+
+def uniform_playground_stats(mask: str, n: int) -> dict[str, float]:
+    """Max weight and entropy of uniform attention under a playground mask, means over queries.
+
+    Each query spreads its weight evenly over the keys it may see: with the causal mask,
+    query i sees i + 1 keys, so the means are those of 1/(i + 1) and log(i + 1).
+    """
+    if mask not in PLAYGROUND_MASKS:
+        raise ValueError(f"mask must be one of {PLAYGROUND_MASKS}, got {mask!r}")
+    require_positive_int("n", n)
+    zeros = torch.zeros(n, n).masked_fill(~_playground_keep(mask, n), torch.finfo().min)
+    stats = saturation_stats(zeros)  # each (n,)
+    return {"max_weight": stats["max_weight"].mean().item(),
+            "entropy": stats["entropy"].mean().item()}

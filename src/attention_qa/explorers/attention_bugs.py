@@ -83,20 +83,19 @@ def bug_frame(bug: str, n: int, m: int) -> Frame:
 
 
 class BugView(View):
-    figsize = (7.0, 3.0)
+    figsize = (6.3, 3.5)
 
     def setup(self, fig):
         axes = fig.subplots(1, 2, sharey=True)
         blank = torch.zeros(MAX_SIZE, MAX_SIZE).numpy()
         self.images, self.bounds = [], []
-        for ax, title in zip(axes, ("correct weights", "buggy weights"), strict=True):
+        for ax, title in zip(axes, ("correct", "with the bug"), strict=True):
             image = ax.imshow(blank, cmap="cividis", vmin=0, vmax=1, animated=True)
             (bound,) = ax.plot(
                 [0, 0], [-0.5, MAX_SIZE - 0.5], color="#ee6677", linewidth=1.5, animated=True
             )
             ax.set(
                 title=title,
-                xlabel="key (right of the red line: padding)",
                 xlim=(-0.5, MAX_SIZE - 0.5),
                 ylim=(MAX_SIZE - 0.5, -0.5),
                 xticks=range(MAX_SIZE),
@@ -104,8 +103,9 @@ class BugView(View):
             )
             self.images.append(image)
             self.bounds.append(bound)
-        self.title = axes[1].set_title("buggy weights", animated=True)
+        self.title = axes[1].set_title("with the bug", animated=True)  # names the bug
         axes[0].set_ylabel("query")
+        fig.supxlabel("key (right of the red line: padding)", fontsize="medium")
         fig.colorbar(self.images[0], ax=axes, shrink=0.8, label="weight")
 
     def update(self, data):
@@ -117,7 +117,7 @@ class BugView(View):
         for bound in self.bounds:
             x = m - NUM_PADDING - 0.5
             bound.set_data([x, x], [-0.5, n - 0.5])
-        self.title.set_text(f"weights with: {data['bug']}")
+        self.title.set_text(data["bug"])
 
 
 def attention_bug_explorer() -> Explorer:

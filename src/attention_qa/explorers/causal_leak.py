@@ -33,25 +33,26 @@ def leak_frame(position: int, mask_name: str) -> Frame:
 
 
 class LeakView(View):
-    figsize = (6.0, 2.9)
+    figsize = (6.0, 3.2)
 
     def setup(self, fig):
         ax = fig.subplots()
         self.bars = ax.bar(range(SEQ_LEN), np.zeros(SEQ_LEN), color="#4477aa", animated=True)
         self.marker = ax.axvline(0, color="#222222", linestyle="--", linewidth=1, animated=True)
-        self.note = ax.text(0.01, 0.95, "", transform=ax.transAxes, va="top", animated=True)
         ax.set(
             xlabel="output position",
             ylabel="max |Δ output|",
             xticks=range(SEQ_LEN),
             xlim=(-0.6, SEQ_LEN - 0.4),
             ylim=(0, 0.5),
-            title="change of each output when one token changes",
         )
-        ax.legend(
+        # The count of leaks goes in the title: a clipped bar may reach any corner.
+        self.note = ax.set_title("change of each output", animated=True)
+        fig.legend(
             [self.bars[0], ax.bar([0], [0], color="#ee6677")[0], self.marker],
-            ["changed, allowed", "changed before the perturbed token: leak", "perturbed token"],
-            loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=3, frameon=False, fontsize=7,
+            ["changed", "leak: changed earlier", "perturbed token"],
+            loc="outside lower center", ncol=3, frameon=False, handlelength=1.2,
+            columnspacing=1.0, handletextpad=0.4,
         )
 
     def update(self, data):
@@ -61,7 +62,7 @@ class LeakView(View):
             bar.set_color("#ee6677" if i in data["leaked"] else "#4477aa")
         self.marker.set_xdata([data["position"], data["position"]])
         leaks = len(data["leaked"])
-        self.note.set_text(f"{leaks} leak{'s' if leaks != 1 else ''}")
+        self.note.set_text(f"change of each output: {leaks} leak{'s' if leaks != 1 else ''}")
 
 
 def causal_leak_explorer() -> Explorer:

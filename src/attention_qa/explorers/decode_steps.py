@@ -53,30 +53,38 @@ def decode_step_frame(t: int, cache: str) -> Frame:
 
 
 class DecodeStepView(View):
-    figsize = (7.0, 2.8)
+    """The score entries of this step above, beside one legend; the work so far below."""
+
+    figsize = (6.0, 4.8)
 
     def setup(self, fig):
-        ax_grid, ax_work = fig.subplots(1, 2)
+        grid = fig.add_gridspec(2, 2, height_ratios=(1.25, 1), width_ratios=(1, 1.1))
+        ax_grid, ax_key = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
+        ax_work = fig.add_subplot(grid[1, :])
         self.palette = np.array([EMPTY, NEW, WASTED, EARLIER])
         self.image = ax_grid.imshow(self.palette[np.zeros((MAX_STEPS, MAX_STEPS), int)],
                                     animated=True)
-        ax_grid.set(title="score entries (query i, key j)", xlabel="key j", ylabel="query i",
-                    xticks=range(0, MAX_STEPS, 3), yticks=range(0, MAX_STEPS, 3))
+        ax_grid.set(title="scores at step t", xlabel="key j", ylabel="query i",
+                    xticks=range(0, MAX_STEPS, 5), yticks=range(0, MAX_STEPS, 5))
         cells = [Patch(color=c) for c in (NEW, WASTED, EARLIER)]
-        cell_labels = ["score computed now", "computed now, masked", "from an earlier step"]
+        cell_labels = ["computed now", "computed, masked", "from earlier steps"]
         steps = np.arange(1, MAX_STEPS + 1)
-        for use_cache, colour, label in ((False, "#ee6677", "no cache"),
-                                         (True, "#4477aa", "K/V cache")):
+        lines = []
+        for use_cache, colour, label in ((False, "#ee6677", "no cache: total"),
+                                         (True, "#4477aa", "K/V cache: total")):
             total = [cumulative_scores(int(s), use_cache) for s in steps]
-            ax_work.plot(steps, total, color=colour, linewidth=1, alpha=0.4, label=label)
+            lines += ax_work.plot(steps, total, color=colour, linewidth=1.5, alpha=0.5,
+                                  label=label)
         (self.current,) = ax_work.plot([], [], color="#222222", marker="o", markersize=3,
                                        animated=True, label="this setting")
         top = 2 * cumulative_scores(MAX_STEPS, False)
-        ax_work.set(title="cumulative score entries", xlabel="step t", yscale="log",
-                    xlim=(0.5, MAX_STEPS + 0.5), ylim=(0.8, top))
-        ax_grid.legend(cells, cell_labels, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-                       frameon=False, fontsize=7, handlelength=1)
-        ax_work.legend(loc="lower right", frameon=False, fontsize=7)
+        ax_work.set(xlabel="step t", ylabel="entries so far", yscale="log",
+                    xlim=(0.5, MAX_STEPS + 0.5), ylim=(0.8, top), yticks=[1, 10, 100, 1000])
+        # One legend for both panels, in the space beside the grid: off the data.
+        ax_key.axis("off")
+        ax_key.legend([*cells, *lines, self.current], [*cell_labels, *(ln.get_label()
+                      for ln in lines), "this setting"], loc="center left", frameon=False,
+                      handlelength=1.2, borderaxespad=0)
 
     def update(self, data):
         self.image.set_data(self.palette[data["grid"]])

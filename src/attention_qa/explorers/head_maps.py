@@ -16,7 +16,6 @@ N_TOKENS = 8
 HEAD_COUNTS = (1, 2, 4, 8)
 INPUTS = ("random tokens", "a sequence said twice")
 SEEDS = (0, 1, 2)
-MAX_HEADS = max(HEAD_COUNTS)
 
 
 def head_inputs(kind: str, n: int = N_TOKENS, d_model: int = D_MODEL) -> torch.Tensor:
@@ -70,24 +69,58 @@ def head_maps_frame(num_heads: int, kind: str, seed: int) -> Frame:
     return Frame(data={"weights": weights}, figures=figures)
 
 
+def head_slots(num_heads: int) -> list[tuple[slice, slice]]:
+    """Where each of ``num_heads`` maps goes on a 2 × 4 grid: fewer heads, larger maps."""
+    rows, cols = {1: (1, 1), 2: (1, 2), 4: (2, 2), 8: (2, 4)}[num_heads]
+    height, width = 2 // rows, 4 // cols  # grid cells per map
+    return [
+        (slice(r * height, (r + 1) * height), slice(c * width, (c + 1) * width))
+        for r in range(rows)
+        for c in range(cols)
+    ]
+
+
 class HeadMapsView(View):
-    figsize = (7.6, 1.55)
+    """Every head's map; one layout per number of heads, so the maps fill the canvas.
+
+    All layouts are built at setup on one 2 × 4 grid; ``update`` shows the one that fits.
+    """
+
+    figsize = (6.0, 3.8)
 
     def setup(self, fig):
-        self.axes = fig.subplots(1, MAX_HEADS)
-        self.images = []
-        for i, ax in enumerate(self.axes):
-            image = ax.imshow(
-                torch.zeros(N_TOKENS, N_TOKENS).numpy(), cmap="viridis", vmin=0, vmax=1,
-                animated=True,
-            )
-            ax.set(xticks=[], yticks=[], xlabel="key", title=f"head {i}")
-            if i == 0:
-                ax.set_ylabel("query")
-            self.images.append(image)
+        grid = fig.add_gridspec(2, 4)
+        self.layouts, self.images = {}, {}
+        for h in HEAD_COUNTS:
+            self.layouts[h], self.images[h] = [], []
+            for i, (rows, cols) in enumerate(head_slots(h)):
+                ax = fig.add_subplot(grid[rows, cols])
+                image = ax.imshow(
+                    torch.zeros(N_TOKENS, N_TOKENS).numpy(), cmap="viridis", vmin=0, vmax=1,
+                    animated=True,
+                )
+                ax.set(xticks=[], yticks=[], title=f"head {i}")
+                # Square maps in wider slots: pack them towards the centre of the canvas.
+                vertical = "S" if rows.stop < 2 else "N" if rows.start > 0 else ""
+                horizontal = "E" if cols.stop < 4 else "W" if cols.start > 0 else ""
+                ax.set_anchor(vertical + horizontal or "C")
+                self.layouts[h].append(ax)
+                self.images[h].append(image)
+        fig.supxlabel("keys", fontsize="medium")
+        fig.supylabel("queries", fontsize="medium")
+        self.shown = None
 
     def update(self, data):
-        return self.show_maps(data["weights"], self.axes, self.images)  # (h, n, n)
+        weights = data["weights"]  # (h, n, n)
+        h = len(weights)
+        for count, axes in self.layouts.items():
+            for ax, image in zip(axes, self.images[count], strict=True):
+                for artist in (ax, image):  # an animated artist is drawn unless it is hidden
+                    artist.set_visible(count == h)
+        for image, w in zip(self.images[h], weights, strict=True):
+            image.set_data(w.numpy())
+        changed, self.shown = self.shown != h, h
+        return changed
 
 
 def head_maps_explorer() -> Explorer:

@@ -40,32 +40,36 @@ def head_split_frame(num_heads: int, n: int) -> Frame:
 
 
 class HeadSplitView(View):
-    figsize = (7.6, 2.6)
+    """Head 0's singular values above, every head's mean max weight below."""
+
+    figsize = (6.0, 4.6)
 
     def setup(self, fig):
-        ax_sv, ax_heads = fig.subplots(1, 2)
+        ax_sv, ax_heads = fig.subplots(2, 1)
         (self.sv,) = ax_sv.plot([1], [1], marker=".", color="#4477aa", animated=True)
         self.d_k_line = ax_sv.axvline(1, color="#ee6677", linestyle="--", animated=True)
         ax_sv.set(
-            title="singular values of head 0's Q Kᵀ", xlabel="index", yscale="log",
-            ylabel="relative to the largest", xlim=(0.5, max(LENGTHS) + 0.5),
-            ylim=(SV_FLOOR / 3, 3), xscale="log",
+            xlabel="index", yscale="log",
+            ylabel="÷ largest", xlim=(0.5, max(LENGTHS) + 0.5),
+            ylim=(SV_FLOOR / 3, 3), xscale="log", yticks=[1e-12, 1e-6, 1],
         )
-        ax_sv.legend([self.d_k_line], ["d_k"], loc="lower left", frameon=False)
+        # the title names d_k: no corner of the axes is free of points for every setting
+        self.d_k_text = ax_sv.set_title("singular values", animated=True)
         self.bars = ax_heads.stairs([0.0], [0.0, 1.0], fill=True, color="#228833", animated=True)
         (self.uniform,) = ax_heads.plot(
             [0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1, animated=True
         )
         ax_heads.set(
-            title="each head's mean max weight", xlabel="heads, left to right",
-            ylabel="max weight", xlim=(0, 1), ylim=(0, 0.6), xticks=[],
+            title="each head's mean max weight (dashed: 1/n)", xlabel="heads, left to right",
+            ylabel="max weight", xlim=(0, 1), ylim=(0, 0.6), xticks=[], yticks=[0, 0.2, 0.4, 0.6],
         )
-        ax_heads.legend([self.uniform], ["uniform 1/n"], loc="upper right", frameon=False)
 
     def update(self, data):
         relative = data["relative"]
         self.sv.set_data(torch.arange(1, len(relative) + 1).numpy(), relative.numpy())
-        self.d_k_line.set_xdata([data["d_k"], data["d_k"]])
+        d_k = data["d_k"]
+        self.d_k_line.set_xdata([d_k, d_k])
+        self.d_k_text.set_text(f"singular values of head 0's Q Kᵀ (dashed: d_k = {d_k})")
         h = len(data["max_weight"])
         self.bars.set_data(data["max_weight"].numpy(), torch.linspace(0, 1, h + 1).numpy())
         self.uniform.set_ydata([1 / data["n"], 1 / data["n"]])

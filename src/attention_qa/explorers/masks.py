@@ -15,7 +15,7 @@ from attention_qa.masks import causal_mask, combine_masks, padding_mask
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 
 MASK_TYPES = ("none", "padding", "causal", "padding + causal")
-VALID_LENGTHS = (1, 2, 3, 4, 5, 6, 7, 8)
+PADDINGS = (0, 1, 2, 3)  # padded positions at the end; every sequence keeps a real token
 SEQ_LENGTHS = (4, 6, 8)
 MAX_LEN = max(SEQ_LENGTHS)
 SCORE_LIMIT = 3.0  # colour range of the scores panel
@@ -49,19 +49,24 @@ def build_mask(mask_type: str, valid_len: int, n: int) -> torch.Tensor:
     return combine_masks(causal_mask(n), keys.unsqueeze(0))  # (n, n)
 
 
-def mask_frame(mask_type: str, valid_len: int, n: int) -> Frame:
+def mask_frame(mask_type: str, padding: int, n: int) -> Frame:
+    """The mask, masked scores and weights of n positions whose last ``padding`` are padding."""
+    valid_len = n - padding
     mask = build_mask(mask_type, valid_len, n)  # (n, n)
     scores = base_scores(n)  # (n, n)
     masked = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)  # (n, n)
     weights = torch.softmax(masked, dim=-1)  # (n, n)
     leaked = weights.masked_fill(mask, 0.0).sum(-1).max().item()
+    on_padding = weights[:, valid_len:].sum(-1).max().item()  # the most any query puts there
     figures = {
         "allowed entries": f"{int(mask.sum())} of {n * n}",
         "keys seen by the first query": f"{int(mask[0].sum())}",
         "keys seen by the last query": f"{int(mask[-1].sum())}",
         "largest weight on a blocked key": f"{leaked:.1g}",
+        "most weight a query puts on padding": f"{on_padding:.2f}" if padding else "no padding",
     }
-    return Frame(data={"mask": mask, "scores": scores, "weights": weights}, figures=figures)
+    data = {"mask": mask, "scores": scores, "weights": weights, "valid_len": valid_len}
+    return Frame(data=data, figures=figures)
 
 
 def _rgba(values: np.ndarray, allowed: np.ndarray, lo: float, hi: float, cmap) -> np.ndarray:
@@ -75,17 +80,24 @@ def _rgba(values: np.ndarray, allowed: np.ndarray, lo: float, hi: float, cmap) -
 
 
 class MaskView(View):
-    figsize = (7.0, 2.6)
+    """Mask, masked scores and weights side by side; a red line marks where padding starts."""
+
+    figsize = (6.4, 2.75)
 
     def setup(self, fig):
-        axes = fig.subplots(1, 3)
-        titles = ("mask (blue = may attend)", "masked scores", "weights")
-        self.images = []
+        axes = fig.subplots(1, 3, sharey=True)
+        titles = ("mask", "masked scores", "weights")
+        self.images, self.bounds = [], []
         for ax, title in zip(axes, titles, strict=True):
             image = ax.imshow(np.ones((MAX_LEN, MAX_LEN, 4)), animated=True)
-            ax.set(title=title, xlabel="key j", xticks=range(MAX_LEN), yticks=range(MAX_LEN))
+            (bound,) = ax.plot([0, 0], [-0.5, MAX_LEN - 0.5], color="#ee6677", linewidth=2,
+                               animated=True)
+            ax.set(title=title, xticks=range(0, MAX_LEN, 2), yticks=range(0, MAX_LEN, 2),
+                   xlim=(-0.5, MAX_LEN - 0.5), ylim=(MAX_LEN - 0.5, -0.5))
             self.images.append(image)
+            self.bounds.append(bound)
         axes[0].set_ylabel("query i")
+        fig.supxlabel("key j (right of the red line: padding)", fontsize="medium")
         self.cmap = colormaps["viridis"]
         # One colour for every allowed cell: Tol blue #4477aa.
         self.mask_cmap = ListedColormap(["#4477aa"])
@@ -97,23 +109,28 @@ class MaskView(View):
             _rgba(data["scores"].numpy(), mask, -SCORE_LIMIT, SCORE_LIMIT, self.cmap)
         )
         self.images[2].set_data(_rgba(data["weights"].numpy(), mask, 0.0, 1.0, self.cmap))
+        n, x = len(mask), data["valid_len"] - 0.5
+        for bound in self.bounds:
+            bound.set_data([x, x], [-0.5, n - 0.5])
+            bound.set_visible(data["valid_len"] < n)  # no line without padding
 
 
 def mask_explorer() -> Explorer:
-    """Mask type × valid length × sequence length → the mask, the masked scores, the weights."""
+    """Mask type × padding × sequence length → the mask, the masked scores, the weights."""
     return Explorer(
         "Padding and causal masks",
         [
             Control("mask_type", "mask", MASK_TYPES, default="padding + causal"),
-            Control("valid_len", "valid length", VALID_LENGTHS, default=4),
+            Control("padding", "padding tokens", PADDINGS, default=2),
             Control("n", "sequence length", SEQ_LENGTHS, default=6),
         ],
         mask_frame,
         MaskView(),
         caption=(
-            "Grey cells are blocked: their score is replaced by the most negative float32 "
-            "before the softmax, so their weight is 0. Scores run from −3 (dark) to 3 "
-            "(yellow), weights from 0 to 1. The padding mask hides the keys after the valid "
-            "length; the padded queries still get a row of weights, which a loss mask discards."
+            "Blue cells of the mask may attend; grey cells are blocked: their score is "
+            "replaced by the most negative float32 before the softmax, so their weight is 0. "
+            "Scores run from −3 (dark) to 3 (yellow), weights from 0 to 1. The last positions "
+            "are padding (right of the red line): only a padding mask hides them as keys; the "
+            "padded queries still get a row of weights, which a loss mask discards."
         ),
     )

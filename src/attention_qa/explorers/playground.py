@@ -6,8 +6,6 @@ weight map and prints its saturation figures (``attention_qa.saturation.saturati
 max weight, entropy and the norm of the softmax Jacobian, each a mean over the queries.
 """
 
-import math
-
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
@@ -15,7 +13,7 @@ from attention_qa.saturation import (
     PLAYGROUND_MASKS,
     playground_weights,
     saturation_stats,
-    valid_length,
+    uniform_playground_stats,
 )
 
 D_K_VALUES = (4, 64, 512)
@@ -38,39 +36,54 @@ def playground_frame(d_k: int, heads: int, mask: str, scaling: str, n: int) -> F
             f"max weight {stats['max_weight'][i]:.2f}, entropy {stats['entropy'][i]:.2f} nats, "
             f"Jacobian norm {stats['jacobian_norm'][i]:.3f}"
         )
-    keys_seen = valid_length(n) if mask == "padding" else n
+    uniform = uniform_playground_stats(mask, n)  # means over the queries, as for the heads
     figures["uniform would give"] = (
-        f"max weight {1 / keys_seen:.2f}, entropy {math.log(keys_seen):.2f} nats"
-        + (" (causal rows see fewer keys)" if mask == "causal" else "")
+        f"max weight {uniform['max_weight']:.2f}, entropy {uniform['entropy']:.2f} nats"
     )
     return Frame(data={"weights": weights}, figures=figures)
 
 
 class PlaygroundView(View):
-    """One weight map per head; the maps of heads not in use are hidden.
+    """One weight map per head: one large map for one head, a 2 × 2 grid for four.
 
     The saturation figures of each head are printed in the list under the plot.
     """
 
-    figsize = (7.2, 2.3)
+    figsize = (5.6, 4.6)
 
     def setup(self, fig):
-        self.axes = fig.subplots(1, MAX_HEADS)
-        self.images = []
-        for i, ax in enumerate(self.axes):
-            image = ax.imshow(
-                torch.full((2, 2), float("nan")).numpy(), cmap="viridis", vmin=0, vmax=1,
-                extent=(0, 1, 1, 0), interpolation="nearest", animated=True,
-            )
-            ax.set(xlim=(0, 1), ylim=(1, 0), xticks=[], yticks=[], title=f"head {i + 1}")
-            if i == 0:
-                ax.set_ylabel("rows: queries\ncolumns: keys")
-            self.images.append(image)
-        fig.colorbar(self.images[0], ax=list(self.axes), label="weight", shrink=0.9)
+        grid = fig.add_gridspec(2, 2)
+        # Both layouts share the canvas; update shows the one that fits the number of heads.
+        self.layouts = {
+            1: [fig.add_subplot(grid[:, :])],
+            MAX_HEADS: [fig.add_subplot(grid[i // 2, i % 2]) for i in range(MAX_HEADS)],
+        }
+        self.images = {}
+        for heads, axes in self.layouts.items():
+            self.images[heads] = []
+            for i, ax in enumerate(axes):
+                image = ax.imshow(
+                    torch.full((2, 2), float("nan")).numpy(), cmap="viridis", vmin=0, vmax=1,
+                    extent=(0, 1, 1, 0), interpolation="nearest", animated=True,
+                )
+                ax.set(xlim=(0, 1), ylim=(1, 0), xticks=[], yticks=[], title=f"head {i + 1}")
+                self.images[heads].append(image)
+        fig.supxlabel("keys")
+        fig.supylabel("queries")
+        fig.colorbar(self.images[1][0], ax=self.layouts[1], label="weight", shrink=0.9)
+        self.shown = None
 
     def update(self, data) -> bool:
-        return self.show_maps(data["weights"], self.axes, self.images)  # (h, n, n)
-
+        weights = data["weights"]  # (h, n, n)
+        heads = len(weights)
+        for count, axes in self.layouts.items():
+            for ax, image in zip(axes, self.images[count], strict=True):
+                for artist in (ax, image):  # an animated artist is drawn unless it is hidden
+                    artist.set_visible(count == heads)
+        for image, w in zip(self.images[heads], weights, strict=True):
+            image.set_data(w.numpy())
+        changed, self.shown = self.shown != heads, heads
+        return changed
 
 def playground_explorer() -> Explorer:
     """d_k × heads × mask × scaling × length: every head's weights and saturation figures."""

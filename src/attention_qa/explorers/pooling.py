@@ -40,28 +40,33 @@ def pooling_frame(bandwidth: float, query: float) -> Frame:
 
 
 class PoolingView(View):
-    figsize = (7.6, 2.6)
+    """The fitted curve above, the marked query's weights below, on the same x axis."""
+
+    figsize = (6.0, 4.3)
 
     def setup(self, fig):
-        ax_fit, ax_w = fig.subplots(1, 2)
+        ax_fit, ax_w = fig.subplots(2, 1, sharex=True)
         keys, values = KEYS.numpy(), VALUES.numpy()
         ax_fit.scatter(keys, values, s=10, color="#bbbbbb", label="(key, value)")
         ax_fit.plot(GRID, true_function(GRID), color="#228833", linestyle="--", lw=1,
-                    label="true curve")
-        (self.fit,) = ax_fit.plot(GRID, GRID * 0, color="#4477aa", lw=1.8, animated=True)
+                    label="true")
+        (self.fit,) = ax_fit.plot(GRID, GRID * 0, color="#4477aa", lw=1.8, animated=True,
+                                  label="fitted")
         self.chosen = ax_fit.scatter(keys, values, s=0 * keys, color="#ee6677", animated=True)
-        self.qline = ax_fit.axvline(0, color="#ee6677", lw=1, animated=True)
+        # stops below the legend's band
+        (self.qline,) = ax_fit.plot([0, 0], [-2.5, 4.3], color="#ee6677", lw=1, animated=True)
         (self.out,) = ax_fit.plot([0], [0], marker="*", ms=11, color="#aa3377",
                                   linestyle="", animated=True)
-        ax_fit.set(title="fitted curve (blue), query (red line)", xlabel="x (query / key)",
-                   ylabel="y (value)", xlim=X_RANGE, ylim=(-2.5, 5.0))
-        ax_fit.legend(loc="lower left", frameon=False, fontsize=7)
+        ax_fit.set(title="fitted at every x; red line: the query", ylabel="y (value)",
+                   xlim=X_RANGE, ylim=(-2.5, 6.2), yticks=[-2, 0, 2, 4])
+        # The data stay below y = 4; the legend has the band above to itself.
+        ax_fit.legend(loc="upper center", ncol=3, frameon=False, borderaxespad=0.1,
+                      handlelength=1.2, columnspacing=1.0)
         self.stems = ax_w.vlines(keys, 0, 0 * keys, color="#ee6677", lw=2, animated=True)
-        ax_w.axhline(1 / len(keys), color="#222222", linestyle="--", lw=1, label="uniform 1/m")
+        ax_w.axhline(1 / len(keys), color="#222222", linestyle="--", lw=1)
         self.wq = ax_w.axvline(0, color="#ee6677", lw=1, linestyle=":", animated=True)
-        ax_w.set(title="weights of the query over the keys", xlabel="key x_j",
-                 ylabel="weight", xlim=X_RANGE, ylim=(0, 1.02))
-        ax_w.legend(loc="upper right", frameon=False, fontsize=7)
+        ax_w.set(title="the query's weights (dashed: uniform 1/m)", xlabel="x (query / key)",
+                 ylabel="weight", xlim=X_RANGE, ylim=(0, 1.02), yticks=[0, 0.5, 1])
 
     def update(self, data):
         keys, w = KEYS.numpy(), data["weights"].numpy()

@@ -43,10 +43,12 @@ def score_function_frame(d_k: int, m: int) -> Frame:
 
 
 class ScoreFunctionView(View):
-    figsize = (7.6, 2.6)
+    """One query's sorted weights above, the means over all queries below."""
+
+    figsize = (6.0, 4.6)
 
     def setup(self, fig):
-        ax_weights, ax_bars = fig.subplots(1, 2, width_ratios=(3, 2))
+        ax_weights, ax_bars = fig.subplots(2, 1, height_ratios=(3, 2))
         self.lines = {
             name: ax_weights.stairs(
                 [0.0], [0.0, 1.0], color=COLOURS[name], linewidth=1.6, animated=True
@@ -59,6 +61,7 @@ class ScoreFunctionView(View):
             [*METHODS, "uniform 1/m"],
             loc="upper right",
             frameon=False,
+            ncol=2,
         )
         width = 0.26
         self.bars = {}
@@ -75,6 +78,8 @@ class ScoreFunctionView(View):
             xticks=[0, 1],
             xticklabels=["max weight", "entropy / log m"],
             ylim=(0, 1.05),
+            yticks=[0, 0.5, 1],
+            xlim=(-0.5, 1.5),
         )
 
     def update(self, data):

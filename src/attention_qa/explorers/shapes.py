@@ -2,7 +2,7 @@
 
 n queries of length d_k meet m keys of length d_k; the weights are (n, m), one softmax per
 query row; the m values have length d_v, so the output is (n, d_v). Each matrix is drawn as
-a heatmap whose size in cells is its shape, laid out in the order of the products.
+a heatmap whose size in cells is its shape, laid out as the two products (B above A·B).
 """
 
 import numpy as np
@@ -17,28 +17,35 @@ N_VALUES = (1, 2, 4, 6)
 M_VALUES = (2, 4, 6)
 D_K_VALUES = (2, 4, 8)
 D_V_VALUES = (2, 3, 5)
-GAPS = (2.5, 5.0, 2.5, 2.5)  # cells between neighbouring matrices, room for the operators
-# Each matrix gets a fixed slot as wide as its largest possible width.
-SLOT_WIDTHS = {
-    "Q": max(D_K_VALUES),
-    "Kᵀ": max(M_VALUES),
-    "weights": max(M_VALUES),
-    "V": max(D_V_VALUES),
-    "output": max(D_V_VALUES),
+# The layout of a matrix product A·B = C: A left of C, B above C, so that C's rows line up
+# with A's and its columns with B's. Scores = Q·Kᵀ and output = weights·V share the weights:
+#            Kᵀ     V
+#      Q  weights output
+# Each matrix gets a fixed slot as large as its largest shape, and hugs the slot's edges
+# that face its partners in the products.
+COLUMN_WIDTHS = (max(D_K_VALUES), max(M_VALUES), max(D_V_VALUES))  # Q | Kᵀ, weights | V, output
+TOP_HEIGHT = max(max(D_K_VALUES), max(M_VALUES))  # Kᵀ has d_k rows, V has m
+BOTTOM_HEIGHT = max(N_VALUES)
+GAP = 1.0  # cells between slots
+LABEL_ROOM = 2.4  # cells above the top row and below the bottom one, for the labels
+SLOTS = {  # name → (column, row), row 0 on top
+    "Q": (0, 1),
+    "Kᵀ": (1, 0),
+    "weights": (1, 1),
+    "V": (2, 0),
+    "output": (2, 1),
 }
-TALLEST = max(max(N_VALUES), max(D_K_VALUES), max(M_VALUES))
+COLUMN_STARTS = tuple(sum(COLUMN_WIDTHS[:i]) + i * GAP for i in range(3))
+TOTAL_WIDTH = sum(COLUMN_WIDTHS) + 2 * GAP
 
 
-def _slots() -> dict[str, float]:
-    starts, x = {}, 0.0
-    for (name, width), gap in zip(SLOT_WIDTHS.items(), (*GAPS, 0.0), strict=True):
-        starts[name] = x
-        x += width + gap
-    return starts
-
-
-SLOT_STARTS = _slots()
-TOTAL_WIDTH = sum(SLOT_WIDTHS.values()) + sum(GAPS)
+def matrix_origin(name: str, rows: int, cols: int) -> tuple[float, float]:
+    """Top-left corner of a rows × cols matrix in its slot (y grows upwards, 0 = row gap)."""
+    column, row = SLOTS[name]
+    start, width = COLUMN_STARTS[column], COLUMN_WIDTHS[column]
+    x = start + width - cols if name == "Q" else start  # Q hugs the weights on its right
+    y = GAP / 2 + rows if row == 0 else -GAP / 2  # the top row sits on the gap, the bottom hangs
+    return x, y
 
 
 def random_qkv(n: int, m: int, d_k: int, d_v: int, seed: int = 0):
@@ -71,51 +78,57 @@ CELL = 0.88  # side of an entry's square; the rest of the unit is the gap to its
 SYMBOLS = {"Q": "n × d_k", "Kᵀ": "d_k × m", "weights": "n × m", "V": "m × d_v", "output": "n × d_v"}
 COLOURS = {  # colour map and value range of each matrix
     name: ("viridis", 0.0, 1.0) if name == "weights" else ("cividis", -2.0, 2.0)
-    for name in SLOT_WIDTHS
+    for name in SLOTS
 }
+RECIPE = "scores = Q·Kᵀ\nweights = softmax\n of scores/√d_k,\n row by row\noutput = weights·V"
 
 
 def cell_squares(matrix: torch.Tensor, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """One square per entry, centred in the matrix's slot: corners (rows·cols, 4, 2), colours."""
+    """One square per entry, placed in the matrix's slot: corners (rows·cols, 4, 2), colours."""
     rows, cols = matrix.shape
-    x0 = SLOT_STARTS[name] + (SLOT_WIDTHS[name] - cols) / 2
+    x0, y0 = matrix_origin(name, rows, cols)
     i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")  # (rows, cols) each
     corners = np.array([[0, 0], [CELL, 0], [CELL, -CELL], [0, -CELL]])  # (4, 2)
-    origins = np.stack([x0 + j.ravel(), -i.ravel()], axis=1)  # (rows·cols, 2), top-left
+    origins = np.stack([x0 + j.ravel(), y0 - i.ravel()], axis=1)  # (rows·cols, 2), top-left
     cmap, low, high = COLOURS[name]
     colours = colormaps[cmap]((matrix.numpy().ravel() - low) / (high - low))  # (rows·cols, 4)
     return origins[:, None, :] + corners[None], colours
 
 
 class ShapesView(View):
-    """The five matrices as squares, one per entry, each matrix centred in its own slot.
+    """The five matrices as squares, one per entry, laid out as the two products.
 
-    The labels say each shape in symbols; the figures under the plot give the numbers.
+    Each label sits next to its matrix and says its shape in symbols; the figures under the
+    plot give the numbers.
     """
 
-    figsize = (7.6, 2.4)
+    figsize = (5.0, 4.7)
 
     def setup(self, fig):
         ax = fig.subplots()
-        ax.set_xlim(-0.5, TOTAL_WIDTH + 0.5)
-        ax.set_ylim(-TALLEST - 0.5, 2.6)
+        ax.set_xlim(-0.3, TOTAL_WIDTH + 0.3)
+        ax.set_ylim(-GAP / 2 - BOTTOM_HEIGHT - LABEL_ROOM, GAP / 2 + TOP_HEIGHT + LABEL_ROOM)
         ax.set_aspect("equal")
         ax.axis("off")
         self.cells = PolyCollection([], linewidths=0, animated=True)  # one collection draws fast
         ax.add_collection(self.cells)
-        for name, width in SLOT_WIDTHS.items():
-            x = SLOT_STARTS[name] + width / 2
-            ax.text(x, 0.3, f"{name}\n{SYMBOLS[name]}", ha="center", va="bottom")
-        operators = ["·", "softmax\nof rows\nof ·/√d_k\n→", "·", "="]
-        names = list(SLOT_WIDTHS)
-        for op, left, gap in zip(operators, names[:-1], GAPS, strict=True):
-            x = SLOT_STARTS[left] + SLOT_WIDTHS[left] + gap / 2
-            ax.text(x, -1.5, op, ha="center", va="center", fontsize=7 if len(op) > 1 else 14)
+        self.labels = {
+            name: ax.text(0, 0, f"{name}\n{SYMBOLS[name]}", ha="center",
+                          va="bottom" if SLOTS[name][1] == 0 else "top", animated=True)
+            for name in SLOTS
+        }
+        ax.text(0, GAP / 2 + TOP_HEIGHT + LABEL_ROOM, RECIPE, ha="left", va="top",
+                linespacing=1.3)
 
     def update(self, data):
         squares = [cell_squares(matrix, name) for name, matrix in data.items()]
         self.cells.set_verts(np.concatenate([corners for corners, _ in squares]))
         self.cells.set_facecolor(np.concatenate([colours for _, colours in squares]))
+        for name, matrix in data.items():
+            rows, cols = matrix.shape
+            x, y = matrix_origin(name, rows, cols)
+            top = SLOTS[name][1] == 0
+            self.labels[name].set_position((x + cols / 2, y + 0.3 if top else y - rows - 0.2))
 
 
 def shapes_explorer() -> Explorer:

@@ -55,26 +55,29 @@ def step_frame(token: str, scaling: str) -> Frame:
 
 
 class StepView(View):
-    figsize = (7.6, 2.9)
+    """Scores and scaled scores on top, weights and the weighted sum below."""
+
+    figsize = (6.2, 4.8)
 
     def setup(self, fig):
-        axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1, 1.6]})
+        grid = fig.subplots(2, 2, gridspec_kw={"width_ratios": [1, 1.35]})
+        axes = [grid[0, 0], grid[0, 1], grid[1, 0], grid[1, 1]]
         x = range(len(TOKENS))
         titles = ("1. scores q·k_j", "2. scaled", "3. softmax weights", "4. Σ p_j v_j")
         self.bars = {}
         for ax, key, title in zip(axes[:3], ("scores", "scaled", "weights"), titles, strict=False):
             self.bars[key] = ax.bar(x, [0.0] * 3, color=COLOURS, animated=True)
             ax.set_title(title)
-            ax.set_xticks(list(x), [f"key\n{t}" for t in TOKENS])
+            ax.set_xticks(list(x), [f"k({t})" for t in TOKENS])
             ax.axhline(0, color="#222222", lw=0.6)
         for ax in axes[:2]:
             ax.set_ylim(*SCORE_LIMITS)
-        axes[2].set_ylim(0, 1.15)
+        axes[2].set_ylim(0, 1.2)
+        axes[2].set_yticks([0, 0.5, 1])
         self.weight_labels = [  # the numbers of step 1 and 2 are in the list under the plot
-            axes[2].text(i, 0, "", ha="center", va="bottom", fontsize=8, animated=True) for i in x
+            axes[2].text(i, 0, "", ha="center", va="bottom", animated=True) for i in x
         ]
-        self.note = axes[1].text(0.5, 0.97, "", transform=axes[1].transAxes, ha="center",
-                                 va="top", fontsize=8, animated=True)
+        self.note = axes[1].set_title(titles[1], animated=True)  # says the factor
         ax = axes[3]
         width = 0.25
         self.parts = []
@@ -84,11 +87,13 @@ class StepView(View):
                                      animated=True, label=f"p·v ({TOKENS[j]})"))
         (self.total,) = ax.plot(range(4), [0.0] * 4, linestyle="", marker="_", ms=22, mew=2.5,
                                 color="#222222", animated=True, label="output")
-        ax.set(title=titles[3], ylim=OUTPUT_LIMITS, xlim=(-0.6, 3.6))
-        ax.set_xticks(range(4), [f"dim {i}" for i in range(4)])
+        ax.set(title=titles[3], ylim=OUTPUT_LIMITS, xlim=(-0.6, 3.6), xlabel="dimension")
+        ax.set_xticks(range(4))
         ax.axhline(0, color="#222222", lw=0.6)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=4,
-                  frameon=False, markerscale=0.4, handlelength=1.2, columnspacing=0.8)
+        fig.legend([self.total, *(bars[0] for bars in self.parts)],
+                   ["output", *(f"p·v ({t})" for t in TOKENS)],
+                   loc="outside lower center", ncol=4, frameon=False, markerscale=0.5,
+                   handlelength=1.0, columnspacing=0.8, handletextpad=0.4)
 
     def update(self, data):
         for key in ("scores", "scaled", "weights"):
@@ -98,7 +103,7 @@ class StepView(View):
             label.set_position((label.get_position()[0], value))
             label.set_text(f"{value:.2f}")
         same = torch.equal(data["scores"], data["scaled"])
-        self.note.set_text("no scaling" if same else "÷√4 = ÷2")
+        self.note.set_text("2. not scaled" if same else "2. scaled: ÷√4 = ÷2")
         for bars, row in zip(self.parts, data["parts"].tolist(), strict=True):
             for bar, value in zip(bars, row, strict=True):
                 bar.set_height(value)
