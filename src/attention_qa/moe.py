@@ -175,7 +175,7 @@ def expert_capacity(num_tokens: int, num_experts: int, top_k: int,
     """Slots per expert: ``ceil(capacity_factor · num_tokens · top_k / num_experts)``.
 
     Fedus et al. (2022), §2.2: each expert gets a fixed buffer, the even share of the
-    batch's assignments times a capacity factor (1.0 to 1.25 in the paper). Fixed sizes keep
+    batch's assignments times a capacity factor (1.0 to 2.0 in the paper). Fixed sizes keep
     the computation static; what overflows is dropped.
     """
     require_positive_int("num_tokens", num_tokens)
