@@ -45,6 +45,12 @@ def online_softmax_by_blocks(scores, block_size):
     return torch.exp(scores - running_max.unsqueeze(-1)) / running_sum.unsqueeze(-1)
 
 
+def top_k_gates_by_masking(logits, top_k):
+    """A learner's gates: mask every logit below the k-th largest with −inf, then softmax."""
+    kth = logits.topk(top_k, dim=-1).values[..., -1:]  # (..., 1)
+    return torch.softmax(logits.masked_fill(logits < kth, -math.inf), dim=-1)  # (..., E)
+
+
 RIGHT_ANSWERS = {
     "softmax_jacobian": (
         checks.check_softmax_jacobian,
@@ -89,6 +95,7 @@ RIGHT_ANSWERS = {
     "linear_attention": (checks.check_linear_attention, linear_attention),
     "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
+    "top_k_gates": (checks.check_top_k_gates, top_k_gates_by_masking),
 }
 
 # The sinusoidal encoding is built from integers; its dtype is the learner's choice of the
