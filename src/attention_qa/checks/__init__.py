@@ -39,6 +39,7 @@ from attention_qa.checks.multihead import (
     check_multihead,
     check_repeat_kv,
 )
+from attention_qa.checks.positional import check_rope
 
 __all__ = [
     "call_learner",
@@ -67,4 +68,5 @@ __all__ = [
     "check_linear_attention",
     "check_online_softmax",
     "check_previous_token_score",
+    "check_rope",
 ]
