@@ -289,7 +289,7 @@ def test_rope_scores_equal_rotating_then_multiplying():
     n = 12
     rotated_q = rope_by_complex_numbers(q.expand(n, 16), torch.arange(n))  # (n, d)
     rotated_k = rope_by_complex_numbers(k.expand(n, 16), torch.arange(n))  # (n, d)
-    torch.testing.assert_close(position_scores(q, k, "rope", n), rotated_q @ rotated_k.T)
+    torch.testing.assert_close(position_scores(q, k, "rope", n), rotated_q @ rotated_k.T / 4)
 
 
 def test_rope_score_by_offset_takes_fractional_offsets():
@@ -319,16 +319,19 @@ def test_each_scheme_against_its_formula():
         for p in range(n)
     ]
     pe = torch.tensor(pe, dtype=torch.float64)
+    root_d = math.sqrt(d)
     for m in range(n):
         for j in range(n):
-            assert position_scores(q, k, "none", n)[m, j].item() == pytest.approx((q @ k).item())
+            plain = (q @ k).item() / root_d
+            assert position_scores(q, k, "none", n)[m, j].item() == pytest.approx(plain)
             alibi = position_scores(q, k, "alibi", n, slope=0.25)[m, j].item()
-            assert alibi == pytest.approx((q @ k).item() - 0.25 * abs(m - j))
+            assert alibi == pytest.approx(plain - 0.25 * abs(m - j))
             sinus = position_scores(q, k, "sinusoidal", n)[m, j].item()
-            assert sinus == pytest.approx(((q + pe[m]) @ (k + pe[j])).item(), abs=1e-6)
+            assert sinus == pytest.approx(((q + pe[m]) @ (k + pe[j])).item() / root_d, abs=1e-6)
             learned = position_scores(q, k, "learned", n, table=table)[m, j].item()
             if m < 5 and j < 5:
-                assert learned == pytest.approx(((q + table[m]) @ (k + table[j])).item())
+                expected = ((q + table[m]) @ (k + table[j])).item() / root_d
+                assert learned == pytest.approx(expected)
             else:
                 assert math.isnan(learned)
 

@@ -181,14 +181,15 @@ def position_scores(
     """The (num_positions, num_positions) scores of one query content q placed at position m
     against one key content k placed at position n, for every m (rows) and n (columns).
 
-    Only the positions change, so the matrix shows what each scheme does with them:
+    Only the positions change, so the matrix shows what each scheme does with them. Scores
+    are scaled by 1/√d, as softmax sees them:
 
-    * ``"none"``: q·k everywhere;
-    * ``"sinusoidal"``: (q + PE[m])·(k + PE[n]), the encoding added to the inputs;
-    * ``"learned"``: (q + table[m])·(k + table[n]) for a (trained_length, d) table; NaN where
-      m or n has no row, for a learned table has nothing to say past its length;
-    * ``"rope"``: R(m)q · R(n)k with the frequencies ``theta`` (default base 10000);
-    * ``"alibi"``: q·k − slope·|m − n|.
+    * ``"none"``: q·k/√d everywhere;
+    * ``"sinusoidal"``: (q + PE[m])·(k + PE[n])/√d, the encoding added to the inputs;
+    * ``"learned"``: (q + table[m])·(k + table[n])/√d for a (trained_length, d) table; NaN
+      where m or n has no row, for a learned table has nothing to say past its length;
+    * ``"rope"``: R(m)q · R(n)k/√d with the frequencies ``theta`` (default base 10000);
+    * ``"alibi"``: q·k/√d − slope·|m − n|, the bias added after scaling as in the paper.
 
     q and k are (d,) vectors; d is even for the sinusoidal encoding and RoPE.
     """
@@ -204,26 +205,27 @@ def position_scores(
     require_positive_int("num_positions", num_positions)
     q, k = q.double(), k.double()
     d = q.shape[0]
+    scale = d**-0.5
     pos = torch.arange(num_positions)  # (N,)
     offset = pos.unsqueeze(1) - pos.unsqueeze(0)  # (N, N): m − n
     if scheme == "none":
-        return torch.full((num_positions, num_positions), (q @ k).item(), dtype=torch.float64)
+        return torch.full(offset.shape, (q @ k).item() * scale, dtype=torch.float64)
     if scheme == "alibi":
         require_positive_number("slope", slope)
-        return q @ k - slope * offset.abs().double()  # (N, N)
+        return (q @ k) * scale - slope * offset.abs().double()  # (N, N)
     if scheme == "rope":
         theta = _rope_theta(d, 10000.0) if theta is None else theta
-        return rope_score_by_offset(q, k, offset.flatten(), theta).view(offset.shape)
+        return rope_score_by_offset(q, k, offset.flatten(), theta).view(offset.shape) * scale
     if scheme == "sinusoidal":
         p = sinusoidal_encoding(num_positions, d).double()  # (N, d)
-        return (q + p) @ (k + p).T  # (N, N)
+        return (q + p) @ (k + p).T * scale  # (N, N)
     require_tensor("table", table, floating=True)
     if table.ndim != 2 or table.shape[1] != d:
         raise ValueError(f"table has shape {shape_str(table.shape)} but should be (L, {d})")
     rows = torch.full((num_positions, d), float("nan"), dtype=torch.float64)  # (N, d)
     have = min(num_positions, table.shape[0])
     rows[:have] = table[:have].double()
-    return (q + rows) @ (k + rows).T  # (N, N), NaN beyond the table
+    return (q + rows) @ (k + rows).T * scale  # (N, N), NaN beyond the table
 
 
 def rope_score_by_offset(q, k, offsets, theta) -> torch.Tensor:
