@@ -31,6 +31,16 @@ def computed_in(fn, dtype):
     return learner
 
 
+def rope_by_pairs(x, positions, base):
+    """A learner's RoPE: angles from the integer positions, the rotation in x's dtype."""
+    d = x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    angles = positions.double().unsqueeze(-1) * theta  # (n, d/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], -1).flatten(-2)
+
+
 def online_softmax_by_blocks(scores, block_size):
     """A learner's online softmax: running max and rescaled running sum, block by block."""
     running_max = torch.full(scores.shape[:-1], -math.inf, dtype=scores.dtype)  # (...)
@@ -96,6 +106,7 @@ RIGHT_ANSWERS = {
     "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
     "top_k_gates": (checks.check_top_k_gates, top_k_gates_by_masking),
+    "rope": (checks.check_rope, rope_by_pairs),
 }
 
 # The sinusoidal encoding is built from integers; its dtype is the learner's choice of the

@@ -9,7 +9,11 @@ from attention_qa.positional import (
     alibi_bias,
     alibi_slopes,
     apply_rope,
+    learned_position_table,
+    position_scores,
     rope_frequencies,
+    rope_score_by_offset,
+    scaled_rope_frequencies,
     sinusoidal_encoding,
 )
 
@@ -275,3 +279,108 @@ def test_alibi_errors():
         alibi_bias(4, -1)
     with pytest.raises(ValueError, match="m must be a positive integer, got 2.0"):
         alibi_bias(4, 3, 2.0)
+
+
+# --- one query and one key under each scheme (q25) -----------------------------------------
+
+
+def test_rope_scores_equal_rotating_then_multiplying():
+    q, k = rand(16, seed=3), rand(16, seed=4)
+    n = 12
+    rotated_q = rope_by_complex_numbers(q.expand(n, 16), torch.arange(n))  # (n, d)
+    rotated_k = rope_by_complex_numbers(k.expand(n, 16), torch.arange(n))  # (n, d)
+    torch.testing.assert_close(position_scores(q, k, "rope", n), rotated_q @ rotated_k.T / 4)
+
+
+def test_rope_score_by_offset_takes_fractional_offsets():
+    q, k = rand(8, seed=5), rand(8, seed=6)
+    theta = torch.tensor([10000.0 ** (-2 * i / 8) for i in range(4)], dtype=torch.float64)
+    offsets = torch.tensor([0.0, 0.5, 2.25, -3.0])
+    zq = torch.view_as_complex(q.view(4, 2).contiguous())
+    zk = torch.view_as_complex(k.view(4, 2).contiguous())
+    # R(m)q · R(n)k = Re(conj(q e^{imθ}) k e^{inθ}) = Re(conj(q) k e^{−i(m−n)θ})
+    expected = [
+        (zq.conj() * zk * torch.polar(torch.ones(4, dtype=torch.float64), -t * theta))
+        .real.sum()
+        .item()
+        for t in offsets.tolist()
+    ]
+    got = rope_score_by_offset(q, k, offsets, theta)
+    torch.testing.assert_close(got, torch.tensor(expected, dtype=torch.float64))
+
+
+def test_each_scheme_against_its_formula():
+    d, n = 6, 9
+    q, k = rand(d, seed=7), rand(d, seed=8)
+    table = rand(5, d, seed=9)
+    pe = [
+        [math.sin(p / 10000 ** (2 * (j // 2) / d)) if j % 2 == 0
+         else math.cos(p / 10000 ** (2 * (j // 2) / d)) for j in range(d)]
+        for p in range(n)
+    ]
+    pe = torch.tensor(pe, dtype=torch.float64)
+    root_d = math.sqrt(d)
+    for m in range(n):
+        for j in range(n):
+            plain = (q @ k).item() / root_d
+            assert position_scores(q, k, "none", n)[m, j].item() == pytest.approx(plain)
+            alibi = position_scores(q, k, "alibi", n, slope=0.25)[m, j].item()
+            assert alibi == pytest.approx(plain - 0.25 * abs(m - j))
+            sinus = position_scores(q, k, "sinusoidal", n)[m, j].item()
+            assert sinus == pytest.approx(((q + pe[m]) @ (k + pe[j])).item() / root_d, abs=1e-6)
+            learned = position_scores(q, k, "learned", n, table=table)[m, j].item()
+            if m < 5 and j < 5:
+                expected = ((q + table[m]) @ (k + table[j])).item() / root_d
+                assert learned == pytest.approx(expected)
+            else:
+                assert math.isnan(learned)
+
+
+def test_only_rope_and_alibi_depend_on_the_offset_alone():
+    q, k = rand(16, seed=10), rand(16, seed=11)
+    table = learned_position_table(20, 16)
+    for scheme, offset_only in [("rope", True), ("alibi", True), ("none", True),
+                                ("sinusoidal", False), ("learned", False)]:
+        s = position_scores(q, k, scheme, 20, table=table)
+        diagonal_spread = max(
+            (s.diagonal(-t).max() - s.diagonal(-t).min()).item() for t in range(19)
+        )
+        assert (diagonal_spread < 1e-9) == offset_only, scheme
+
+
+def test_scaled_frequencies():
+    base = rope_frequencies(16).double()
+    pi = scaled_rope_frequencies(16, scale=4.0, method="interpolation")
+    torch.testing.assert_close(pi, base / 4, rtol=1e-6, atol=0)
+    ntk = scaled_rope_frequencies(16, scale=4.0, method="ntk")
+    assert ntk[0].item() == 1.0
+    assert ntk[-1].item() == pytest.approx(base[-1].item() / 4, rel=1e-6)
+    assert torch.all(ntk <= base * (1 + 1e-6)) and torch.all(ntk >= pi * (1 - 1e-6))
+    assert torch.equal(scaled_rope_frequencies(16, scale=1.0, method="ntk"), _theta(16))
+
+
+def _theta(d):
+    return torch.tensor([10000.0 ** (-2 * i / d) for i in range(d // 2)], dtype=torch.float64)
+
+
+def test_learned_table_is_seeded_with_rows_like_the_sinusoidal_ones():
+    t = learned_position_table(4000, 64, seed=2)
+    assert torch.equal(t, learned_position_table(4000, 64, seed=2))
+    assert not torch.equal(t, learned_position_table(4000, 64, seed=3))
+    assert t.norm(dim=-1).mean().item() == pytest.approx(math.sqrt(32), rel=0.02)
+
+
+def test_scheme_inputs_are_checked():
+    q = torch.zeros(8)
+    with pytest.raises(ValueError, match=r"k has shape \(6,\)"):
+        position_scores(q, torch.zeros(6), "rope", 4)
+    with pytest.raises(ValueError, match="scheme must be one of"):
+        position_scores(q, q, "relative", 4)
+    with pytest.raises(ValueError, match=r"table has shape \(3, 5\) but should be \(L, 8\)"):
+        position_scores(q, q, "learned", 4, table=torch.zeros(3, 5))
+    with pytest.raises(ValueError, match=r"theta has shape \(3,\) but should be \(4,\)"):
+        rope_score_by_offset(q, q, torch.arange(3), torch.ones(3))
+    with pytest.raises(ValueError, match="method must be"):
+        scaled_rope_frequencies(8, scale=2.0, method="yarn")
+    with pytest.raises(ValueError, match="scale must be a positive"):
+        scaled_rope_frequencies(8, scale=0)

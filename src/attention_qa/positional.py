@@ -161,3 +161,129 @@ def alibi_bias(num_heads: int, n: int, m: int | None = None) -> torch.Tensor:
 def _geometric_slopes(h: int) -> torch.Tensor:
     """2^(−8k/h) for k = 1 … h, in float64."""
     return 2.0 ** (-8.0 * torch.arange(1, h + 1, dtype=torch.float64) / h)  # (h,)
+
+
+# --- one query and one key under each scheme (q25) -----------------------------------------
+
+SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
+
+
+def position_scores(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    scheme: str,
+    num_positions: int,
+    *,
+    theta: torch.Tensor | None = None,
+    slope: float = 1 / 16,
+    table: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The (num_positions, num_positions) scores of one query content q placed at position m
+    against one key content k placed at position n, for every m (rows) and n (columns).
+
+    Only the positions change, so the matrix shows what each scheme does with them. Scores
+    are scaled by 1/√d, as softmax sees them:
+
+    * ``"none"``: q·k/√d everywhere;
+    * ``"sinusoidal"``: (q + PE[m])·(k + PE[n])/√d, the encoding added to the inputs;
+    * ``"learned"``: (q + table[m])·(k + table[n])/√d for a (trained_length, d) table; NaN
+      where m or n has no row, for a learned table has nothing to say past its length;
+    * ``"rope"``: R(m)q · R(n)k/√d with the frequencies ``theta`` (default base 10000);
+    * ``"alibi"``: q·k/√d − slope·|m − n|, the bias added after scaling as in the paper.
+
+    q and k are (d,) vectors; d is even for the sinusoidal encoding and RoPE.
+    """
+    require_tensor("q", q, floating=True)
+    require_tensor("k", k, floating=True)
+    if q.ndim != 1 or k.shape != q.shape:
+        raise ValueError(
+            f"q has shape {shape_str(q.shape)} and k has shape {shape_str(k.shape)}; "
+            f"both must be (d,) with the same d"
+        )
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    require_positive_int("num_positions", num_positions)
+    q, k = q.double(), k.double()
+    d = q.shape[0]
+    scale = d**-0.5
+    pos = torch.arange(num_positions)  # (N,)
+    offset = pos.unsqueeze(1) - pos.unsqueeze(0)  # (N, N): m − n
+    if scheme == "none":
+        return torch.full(offset.shape, (q @ k).item() * scale, dtype=torch.float64)
+    if scheme == "alibi":
+        require_positive_number("slope", slope)
+        return (q @ k) * scale - slope * offset.abs().double()  # (N, N)
+    if scheme == "rope":
+        theta = _rope_theta(d, 10000.0) if theta is None else theta
+        return rope_score_by_offset(q, k, offset.flatten(), theta).view(offset.shape) * scale
+    if scheme == "sinusoidal":
+        p = sinusoidal_encoding(num_positions, d).double()  # (N, d)
+        return (q + p) @ (k + p).T * scale  # (N, N)
+    require_tensor("table", table, floating=True)
+    if table.ndim != 2 or table.shape[1] != d:
+        raise ValueError(f"table has shape {shape_str(table.shape)} but should be (L, {d})")
+    rows = torch.full((num_positions, d), float("nan"), dtype=torch.float64)  # (N, d)
+    have = min(num_positions, table.shape[0])
+    rows[:have] = table[:have].double()
+    return (q + rows) @ (k + rows).T * scale  # (N, N), NaN beyond the table
+
+
+def rope_score_by_offset(q, k, offsets, theta) -> torch.Tensor:
+    """R(m)q · R(n)k as a function of the offset m − n alone, one value per offset.
+
+    Rotating q by mθᵢ and k by nθᵢ leaves, in each pair, the angle (m − n)θᵢ between them:
+    pair i adds aᵢ cos((m − n)θᵢ) + bᵢ sin((m − n)θᵢ) with aᵢ = q₂ᵢk₂ᵢ + q₂ᵢ₊₁k₂ᵢ₊₁ and
+    bᵢ = q₂ᵢk₂ᵢ₊₁ − q₂ᵢ₊₁k₂ᵢ. q, k: (d,); offsets: (T,) numbers (fractional ones allowed,
+    as position interpolation makes them); theta: (d/2,). Returns (T,) in float64.
+    """
+    require_tensor("q", q, floating=True)
+    d = q.shape[-1]
+    if q.ndim != 1 or k.shape != q.shape or d % 2:
+        raise ValueError(
+            f"q has shape {shape_str(q.shape)} and k has shape {shape_str(k.shape)}; "
+            f"both must be (d,) with the same even d"
+        )
+    theta = torch.as_tensor(theta, dtype=torch.float64)
+    if theta.shape != (d // 2,):
+        raise ValueError(f"theta has shape {shape_str(theta.shape)} but should be ({d // 2},)")
+    qp, kp = q.double().view(d // 2, 2), k.double().view(d // 2, 2)  # (d/2, 2) each
+    a = qp[:, 0] * kp[:, 0] + qp[:, 1] * kp[:, 1]  # (d/2,)
+    b = qp[:, 0] * kp[:, 1] - qp[:, 1] * kp[:, 0]  # (d/2,)
+    angles = torch.as_tensor(offsets, dtype=torch.float64).unsqueeze(-1) * theta  # (T, d/2)
+    return (a * angles.cos() + b * angles.sin()).sum(-1)  # (T,)
+
+
+def scaled_rope_frequencies(
+    d: int, base: float = 10000.0, scale: float = 1.0, method: str = "interpolation"
+) -> torch.Tensor:
+    """The (d/2,) frequencies for running a RoPE model at ``scale`` times its trained length.
+
+    * ``"interpolation"`` (Chen et al., 2023, "Extending Context Window of Large Language
+      Models via Positional Interpolation"): positions are divided by the scale, which is
+      every θᵢ divided by it; offsets past the trained length turn no pair further than
+      training did, but neighbours now sit ``1/scale`` of a step apart.
+    * ``"ntk"`` ("NTK-aware" scaling, bloc97, 2023; the idea YaRN refines): the base grows to
+      base·scale^(d/(d−2)); the fastest pair (θ₀ = 1) is untouched, the slowest is slowed by
+      exactly the scale, and the pairs between by less.
+
+    Returned in float64.
+    """
+    require_positive_int("d", d)
+    if d % 2 or d < 4:
+        raise ValueError(f"d must be even and at least 4, got {d}")
+    require_positive_number("scale", scale)
+    if method == "interpolation":
+        return _rope_theta(d, base) / scale  # (d/2,)
+    if method == "ntk":
+        return _rope_theta(d, float(base) * scale ** (d / (d - 2)))  # (d/2,)
+    raise ValueError(f"method must be 'interpolation' or 'ntk', got {method!r}")
+
+
+def learned_position_table(num_positions: int, d: int, seed: int = 0) -> torch.Tensor:
+    """A stand-in for a trained (num_positions, d) table of position vectors: seeded random
+    rows of norm about √(d/2), like the sinusoidal encoding's. A model with such a table
+    (BERT, GPT-2) has no vector for a position at or past ``num_positions``."""
+    require_positive_int("num_positions", num_positions)
+    require_positive_int("d", d)
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(num_positions, d, generator=g, dtype=torch.float64) / 2**0.5

@@ -40,6 +40,7 @@ from attention_qa.checks.multihead import (
     check_multihead,
     check_repeat_kv,
 )
+from attention_qa.checks.positional import check_rope
 
 __all__ = [
     "call_learner",
@@ -69,4 +70,5 @@ __all__ = [
     "check_online_softmax",
     "check_previous_token_score",
     "check_top_k_gates",
+    "check_rope",
 ]

@@ -21,7 +21,9 @@ from attention_qa.explorers.norm_concentration import norm_concentration_explore
 from attention_qa.explorers.online_softmax import online_softmax_explorer
 from attention_qa.explorers.playground import playground_explorer
 from attention_qa.explorers.pooling import pooling_explorer
+from attention_qa.explorers.position_schemes import position_schemes_explorer
 from attention_qa.explorers.positional import positional_explorer
+from attention_qa.explorers.rope import rope_explorer
 from attention_qa.explorers.saturation import saturation_explorer
 from attention_qa.explorers.score_functions import score_function_explorer
 from attention_qa.explorers.shapes import shapes_explorer
@@ -54,6 +56,7 @@ BY_CHAPTER = {
     "q21": [online_softmax_explorer],
     "q22": [head_explorer],
     "q24": [moe_routing_explorer],
+    "q25": [rope_explorer, position_schemes_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
