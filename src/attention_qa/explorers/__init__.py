@@ -14,6 +14,7 @@ from attention_qa.explorers.head_maps import head_maps_explorer
 from attention_qa.explorers.head_split import head_split_explorer
 from attention_qa.explorers.heads import head_explorer
 from attention_qa.explorers.kv_cache import kv_cache_explorer
+from attention_qa.explorers.latent_cache import latent_cache_explorer
 from attention_qa.explorers.layer_costs import layer_costs_explorer
 from attention_qa.explorers.masks import mask_explorer
 from attention_qa.explorers.norm_concentration import norm_concentration_explorer
@@ -52,6 +53,7 @@ BY_CHAPTER = {
     "q20": [sparse_pattern_explorer],
     "q21": [online_softmax_explorer],
     "q22": [head_explorer],
+    "q27": [latent_cache_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
