@@ -19,6 +19,7 @@ from attention_qa.explorers.layer_costs import layer_costs_explorer
 from attention_qa.explorers.masks import mask_explorer
 from attention_qa.explorers.norm_concentration import norm_concentration_explorer
 from attention_qa.explorers.online_softmax import online_softmax_explorer
+from attention_qa.explorers.paged_cache import paged_cache_explorer
 from attention_qa.explorers.playground import playground_explorer
 from attention_qa.explorers.pooling import pooling_explorer
 from attention_qa.explorers.positional import positional_explorer
@@ -54,6 +55,7 @@ BY_CHAPTER = {
     "q21": [online_softmax_explorer],
     "q22": [head_explorer],
     "q27": [latent_cache_explorer],
+    "q29": [paged_cache_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
