@@ -88,3 +88,80 @@ def test_model_parameter_counts_match_real_modules():
 def test_model_parameter_counts_refuse_bad_sizes():
     with pytest.raises(ValueError, match="vocab_size must be a positive integer"):
         model_parameter_counts(0, 8, tied=True)
+
+
+# --- cache_elements_per_token and attention_parameters: the four kinds of attention ------
+
+
+@pytest.mark.parametrize("kind, h_kv", [("MHA", 8), ("GQA", 2), ("MQA", 1)])
+def test_mha_gqa_mqa_counts_match_the_module(kind, h_kv):
+    from attention_qa.costs import attention_parameters, cache_elements_per_token
+    from attention_qa.multihead import MultiHeadAttention
+
+    d_model, h = 64, 8
+    module = MultiHeadAttention(d_model, h, num_kv_heads=h_kv, bias=False)
+    assert attention_parameters(kind, d_model, h, d_model // h, num_kv_heads=2) == sum(
+        p.numel() for p in module.parameters()
+    )
+    x = torch.randn(1, 1, d_model)  # one token
+    cached = module.w_k(x).numel() + module.w_v(x).numel()
+    assert cache_elements_per_token(kind, h, d_model // h, num_kv_heads=2) == cached
+
+
+def test_mla_counts_match_the_module_and_explicit_layers():
+    from attention_qa.costs import attention_parameters, cache_elements_per_token
+    from attention_qa.multihead import MultiHeadLatentAttention
+
+    d_model, h, d_latent = 48, 4, 20
+    module = MultiHeadLatentAttention(d_model, h, d_latent)
+    assert attention_parameters("MLA", d_model, h, 12, d_latent=d_latent) == sum(
+        p.numel() for p in module.parameters()
+    )
+    assert cache_elements_per_token("MLA", h, 12, d_latent=d_latent) == module.w_dkv(
+        torch.randn(1, 1, d_model)
+    ).numel()
+    # With a decoupled RoPE part: W_QR (d → h·d_rope) and W_KR (d → d_rope) beside the rest.
+    d_rope, d_head = 6, 16
+    layers = [nn.Linear(a, b, bias=False) for a, b in [
+        (d_model, h * d_head), (d_model, d_latent), (d_latent, h * d_head),
+        (d_latent, h * d_head), (h * d_head, d_model), (d_model, h * d_rope), (d_model, d_rope),
+    ]]
+    assert attention_parameters(
+        "MLA", d_model, h, d_head, d_latent=d_latent, d_rope=d_rope
+    ) == sum(p.numel() for layer in layers for p in layer.parameters())
+    assert cache_elements_per_token("MLA", h, d_head, d_latent=d_latent, d_rope=d_rope) == 26
+
+
+def test_deepseek_v2_cache_equals_gqa_with_two_and_a_quarter_groups():
+    """DeepSeek-V2, table 1: MLA's cache is (d_c + d_h^R)·l = 9/2·d_h·l, GQA with 2.25 groups."""
+    from attention_qa.costs import DEEPSEEK_V2, cache_elements_per_token
+
+    c = DEEPSEEK_V2
+    mla = cache_elements_per_token("MLA", c["num_heads"], c["d_head"], d_latent=c["d_latent"],
+                                   d_rope=c["d_rope"])
+    mha = cache_elements_per_token("MHA", c["num_heads"], c["d_head"])
+    assert mla == 576 == 9 * c["d_head"] // 2 and mha == 32768
+    assert mla / (2 * c["d_head"]) == 2.25
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda f: f("MLHA", 8, 16), "kind must be one of"),
+    (lambda f: f("GQA", 8, 16), "num_kv_heads must be a positive integer"),
+    (lambda f: f("GQA", 8, 16, num_kv_heads=3), "must divide num_heads=8"),
+    (lambda f: f("MLA", 8, 16), "d_latent must be a positive integer"),
+    (lambda f: f("MLA", 8, 16, d_latent=4, d_rope=-1), "d_rope"),
+])
+def test_cache_elements_refuse_bad_settings(call, message):
+    from attention_qa.costs import cache_elements_per_token
+
+    with pytest.raises(ValueError, match=message):
+        call(cache_elements_per_token)
+
+
+def test_attention_parameters_refuse_bad_settings():
+    from attention_qa.costs import attention_parameters
+
+    with pytest.raises(ValueError, match="d_model"):
+        attention_parameters("MHA", 0, 8, 16)
+    with pytest.raises(ValueError, match="d_latent"):
+        attention_parameters("MLA", 64, 8, 16)

@@ -132,3 +132,67 @@ def test_bad_arguments():
     assert cache.num_free_blocks == 4  # nothing was stored
     with pytest.raises(KeyError, match="no sequence 'a'"):
         cache.free("a")
+
+
+# --- paged_attention and the block arithmetic ----------------------------------------------
+
+
+def test_paged_attention_equals_pytorch_attention_on_the_contiguous_cache():
+    from attention_qa.kv_cache import paged_attention
+
+    cache = PagedKVCache(num_blocks=20, block_size=3, num_heads=H, d_head=D,
+                         dtype=torch.float64)
+    g = torch.Generator().manual_seed(3)
+    for seq, length in (("a", 7), ("b", 5), ("a", 4), ("c", 1)):  # interleaved appends
+        cache.append(seq, torch.randn(H, length, D, generator=g, dtype=torch.float64),
+                     torch.randn(H, length, D, generator=g, dtype=torch.float64))
+    for seq in ("a", "b", "c"):
+        q = torch.randn(H, 2, D, generator=g, dtype=torch.float64)
+        k, v = cache.get(seq)
+        expected = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        assert torch.allclose(paged_attention(q, cache, seq), expected, atol=1e-12)
+
+
+def test_paged_attention_refuses_a_wrong_query():
+    from attention_qa.kv_cache import paged_attention
+
+    cache = PagedKVCache(num_blocks=2, block_size=2, num_heads=H, d_head=D)
+    cache.append("a", *kv(3, seed=0))
+    with pytest.raises(ValueError, match=r"q has shape \(2, 1, 4\) but must be \(2, n, 3\)"):
+        paged_attention(torch.randn(H, 1, 4), cache, "a")
+    with pytest.raises(TypeError, match="dtype"):
+        paged_attention(torch.randn(H, 1, D, dtype=torch.float64), cache, "a")
+
+
+def test_block_arithmetic_matches_the_cache_itself():
+    from attention_qa.kv_cache import blocks_needed, requests_that_fit, wasted_slots
+
+    lengths, block_size = [5, 8, 1, 13, 4], 4
+    cache = PagedKVCache(num_blocks=100, block_size=block_size, num_heads=H, d_head=D)
+    for i, n in enumerate(lengths):
+        cache.append(i, *kv(n, seed=i))
+    used = 100 - cache.num_free_blocks
+    assert blocks_needed(lengths, block_size) == used == sum(
+        math.ceil(n / block_size) for n in lengths
+    ) == 2 + 2 + 1 + 4 + 1
+    assert wasted_slots(lengths, block_size) == used * block_size - sum(lengths) == 9
+    assert all(0 <= -n % block_size < block_size for n in lengths)
+    # Admission in order: 2 + 2 + 1 blocks fit in 5, the fourth request's 4 more do not.
+    assert requests_that_fit(lengths, 5, block_size) == 3
+    assert requests_that_fit(lengths, 100, block_size) == len(lengths)
+    assert requests_that_fit(lengths, 1, block_size) == 0
+    # A contiguous cache reserving 16 positions per request is one 16-slot block each.
+    assert requests_that_fit(lengths, 64 // 16, 16) == 4
+
+
+def test_block_arithmetic_refuses_bad_input():
+    from attention_qa.kv_cache import blocks_needed, requests_that_fit
+
+    with pytest.raises(ValueError, match="lengths must be"):
+        blocks_needed([3, 0], 4)
+    with pytest.raises(ValueError, match="lengths must be"):
+        blocks_needed([], 4)
+    with pytest.raises(ValueError, match="block_size"):
+        blocks_needed([3], 0)
+    with pytest.raises(ValueError, match="num_blocks"):
+        requests_that_fit([3], 0, 4)

@@ -11,6 +11,8 @@ parameters of the package's modules) in the tests:
 - ``kv_cache_bytes``, ``scores_per_step`` and ``cumulative_scores``: what decoding with
   and without a K/V cache keeps and computes (Pope et al., 2022); ``latent_cache_bytes``:
   the smaller cache of multi-head latent attention (DeepSeek-AI, 2024, "DeepSeek-V2");
+- ``cache_elements_per_token`` and ``attention_parameters``: what one layer of each kind of
+  attention (MHA, GQA, MQA, MLA) caches per token and how many weights it has;
 - ``MODEL_PRESETS``: the attention shapes of a few published models.
 
 A multiply-add counts as 2 FLOPs throughout, as ``torch.utils.flop_counter`` counts it.
@@ -117,6 +119,78 @@ def latent_cache_bytes(num_layers: int, d_latent: int, seq_len: int, batch: int 
     require_nonnegative_int("d_rope", d_rope)
     _require_bytes_per_element(bytes_per_element)
     return num_layers * (d_latent + d_rope) * seq_len * batch * bytes_per_element
+
+
+ATTENTION_KINDS = ("MHA", "GQA", "MQA", "MLA")
+
+# DeepSeek-V2 (DeepSeek-AI, 2024), section 3.1.2: 60 layers, hidden dimension 5120,
+# n_h = 128 heads of d_h = 128, KV compression dimension d_c = 512, decoupled RoPE
+# dimension d_h^R = 64 (its query compression, d_c' = 1536, is left out here).
+DEEPSEEK_V2 = {"num_layers": 60, "d_model": 5120, "num_heads": 128, "d_head": 128,
+               "d_latent": 512, "d_rope": 64}
+
+
+def cache_elements_per_token(kind: str, num_heads: int, d_head: int,
+                             num_kv_heads: int | None = None, d_latent: int | None = None,
+                             d_rope: int = 0) -> int:
+    """Numbers one attention layer caches per token, for each kind of attention.
+
+    MHA: a key and a value per head, ``2 · num_heads · d_head``; GQA: per K/V head,
+    ``2 · num_kv_heads · d_head``; MQA: one K/V head, ``2 · d_head``; MLA: the latent c and
+    the decoupled RoPE key, ``d_latent + d_rope``, shared by every head (DeepSeek-V2, 2024,
+    table 1). ``num_kv_heads`` is read for GQA only, ``d_latent`` and ``d_rope`` for MLA only.
+    """
+    _require_kind(kind)
+    require_positive_int("num_heads", num_heads)
+    require_positive_int("d_head", d_head)
+    if kind == "MLA":
+        require_positive_int("d_latent", d_latent)
+        require_nonnegative_int("d_rope", d_rope)
+        return d_latent + d_rope
+    return 2 * _kv_heads(kind, num_heads, num_kv_heads) * d_head
+
+
+def attention_parameters(kind: str, d_model: int, num_heads: int, d_head: int,
+                         num_kv_heads: int | None = None, d_latent: int | None = None,
+                         d_rope: int = 0) -> int:
+    """Weights of one bias-free attention layer of each kind.
+
+    MHA, GQA, MQA: W_Q (d_model → h·d_head), W_K and W_V (d_model → h_kv·d_head), W_O
+    (h·d_head → d_model). MLA without query compression (DeepSeek-V2, section 2.1): W_Q,
+    W_DKV (d_model → d_latent), W_UK and W_UV (d_latent → h·d_head), W_O, and for the
+    decoupled RoPE part W_QR (d_model → h·d_rope) and W_KR (d_model → d_rope).
+    """
+    _require_kind(kind)
+    for name, value in (("d_model", d_model), ("num_heads", num_heads), ("d_head", d_head)):
+        require_positive_int(name, value)
+    q_and_o = 2 * d_model * num_heads * d_head  # W_Q and W_O, the same for every kind
+    if kind != "MLA":
+        return q_and_o + 2 * d_model * _kv_heads(kind, num_heads, num_kv_heads) * d_head
+    require_positive_int("d_latent", d_latent)
+    require_nonnegative_int("d_rope", d_rope)
+    down = d_model * d_latent  # W_DKV
+    up = 2 * d_latent * num_heads * d_head  # W_UK and W_UV
+    rope = d_model * num_heads * d_rope + d_model * d_rope  # W_QR and W_KR
+    return q_and_o + down + up + rope
+
+
+def _require_kind(kind) -> None:
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"kind must be one of {ATTENTION_KINDS}, got {kind!r}")
+
+
+def _kv_heads(kind: str, num_heads: int, num_kv_heads) -> int:
+    if kind == "MHA":
+        return num_heads
+    if kind == "MQA":
+        return 1
+    require_positive_int("num_kv_heads", num_kv_heads)
+    if num_heads % num_kv_heads:
+        raise ValueError(
+            f"num_kv_heads={num_kv_heads} must divide num_heads={num_heads} so that every "
+            f"key/value head serves the same number of query heads"
+        )
+    return num_kv_heads
 
 
 def _require_bytes_per_element(bytes_per_element) -> None:

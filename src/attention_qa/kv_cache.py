@@ -9,7 +9,14 @@ pages to memory. A sequence takes a new block only when its last one is full, so
 straight back to the pool.
 
 One cache holds one layer's keys and values, as each layer of a model has its own.
+
+Beside the cache: ``paged_attention`` (attention that reads K and V block by block through
+the block table, as vLLM's kernel does), and the block arithmetic of a serving engine,
+``blocks_needed``, ``wasted_slots`` and ``requests_that_fit``. A contiguous cache that
+reserves ``max_len`` positions per request is the special case ``block_size = max_len``.
 """
+
+import math
 
 import torch
 
@@ -118,3 +125,76 @@ class PagedKVCache:
                 f"v has shape {shape_str(v.shape)} but k has shape {shape_str(k.shape)}; "
                 f"they must match"
             )
+
+
+def paged_attention(q: torch.Tensor, cache: "PagedKVCache", seq_id) -> torch.Tensor:
+    """Attention of queries q (num_heads, n, d_head) over every position of ``seq_id``.
+
+    K and V are read from the pool one block at a time through the block table, never
+    copied into one contiguous tensor first; the result (num_heads, n, d_head) equals
+    softmax(q Kᵀ / √d_head) V over the contiguous K and V of ``cache.get(seq_id)``.
+    """
+    require_tensor("q", q, floating=True)
+    want = f"({cache.num_heads}, n, {cache.d_head})"
+    if q.ndim != 3 or q.shape[0] != cache.num_heads or q.shape[2] != cache.d_head:
+        raise ValueError(f"q has shape {shape_str(q.shape)} but must be {want}")
+    if q.dtype != cache.dtype:
+        raise TypeError(f"q has dtype {q.dtype} but the cache holds {cache.dtype}")
+    length = cache.length(seq_id)
+    scores, values = [], []
+    for i, block in enumerate(cache.block_table(seq_id)):
+        used = min(cache.block_size, length - i * cache.block_size)  # slots filled
+        k = cache.k_pool[block, :used].transpose(0, 1)  # (h, used, d_head)
+        values.append(cache.v_pool[block, :used].transpose(0, 1))  # (h, used, d_head)
+        scores.append(q @ k.transpose(-2, -1))  # (h, n, used)
+    weights = torch.softmax(torch.cat(scores, dim=-1) / math.sqrt(cache.d_head), dim=-1)
+    out = torch.zeros_like(q)  # (h, n, d_head)
+    start = 0
+    for v in values:  # the weighted sum, block by block
+        out = out + weights[..., start : start + v.shape[1]] @ v  # (h, n, d_head)
+        start += v.shape[1]
+    return out
+
+
+def blocks_needed(lengths, block_size: int) -> int:
+    """Blocks a paged cache takes for sequences of these lengths: Σ ceil(length / block_size).
+
+    A block belongs to one sequence, so each rounds up on its own.
+    """
+    lengths = _check_lengths(lengths)
+    require_positive_int("block_size", block_size)
+    return sum(-(-n // block_size) for n in lengths)
+
+
+def wasted_slots(lengths, block_size: int) -> int:
+    """Slots taken but unused: the empty tail of each sequence's last block.
+
+    At most ``block_size − 1`` per sequence (Kwon et al., 2023, section 4.1).
+    """
+    return blocks_needed(lengths, block_size) * block_size - sum(_check_lengths(lengths))
+
+
+def requests_that_fit(lengths, num_blocks: int, block_size: int) -> int:
+    """How many requests, admitted in order, fit in a pool of ``num_blocks`` blocks.
+
+    Each takes ceil(length / block_size) blocks; admission stops at the first that does not
+    fit (first come, first served, as vLLM's scheduler admits). With ``block_size`` equal
+    to a reserved maximum length, this is a contiguous cache: one region per request.
+    """
+    lengths = _check_lengths(lengths)
+    require_positive_int("num_blocks", num_blocks)
+    require_positive_int("block_size", block_size)
+    taken = 0
+    for admitted, n in enumerate(lengths):
+        taken += -(-n // block_size)
+        if taken > num_blocks:
+            return admitted
+    return len(lengths)
+
+
+def _check_lengths(lengths) -> list[int]:
+    lengths = list(lengths)
+    if not lengths or any(isinstance(n, bool) or not isinstance(n, int) or n < 1
+                          for n in lengths):
+        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths}")
+    return lengths

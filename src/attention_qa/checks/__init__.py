@@ -26,6 +26,7 @@ from attention_qa.checks.blocks import (
     check_layer_norm,
     check_sinusoidal_encoding,
 )
+from attention_qa.checks.caches import check_blocks_needed, check_mla_cache_bytes
 from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
 from attention_qa.checks.efficient import (
     check_linear_attention,
@@ -71,4 +72,6 @@ __all__ = [
     "check_previous_token_score",
     "check_top_k_gates",
     "check_rope",
+    "check_mla_cache_bytes",
+    "check_blocks_needed",
 ]

@@ -14,11 +14,13 @@ from attention_qa.explorers.head_maps import head_maps_explorer
 from attention_qa.explorers.head_split import head_split_explorer
 from attention_qa.explorers.heads import head_explorer
 from attention_qa.explorers.kv_cache import kv_cache_explorer
+from attention_qa.explorers.latent_cache import latent_cache_explorer
 from attention_qa.explorers.layer_costs import layer_costs_explorer
 from attention_qa.explorers.masks import mask_explorer
 from attention_qa.explorers.moe_routing import moe_routing_explorer
 from attention_qa.explorers.norm_concentration import norm_concentration_explorer
 from attention_qa.explorers.online_softmax import online_softmax_explorer
+from attention_qa.explorers.paged_cache import paged_cache_explorer
 from attention_qa.explorers.playground import playground_explorer
 from attention_qa.explorers.pooling import pooling_explorer
 from attention_qa.explorers.position_schemes import position_schemes_explorer
@@ -57,6 +59,8 @@ BY_CHAPTER = {
     "q22": [head_explorer],
     "q24": [moe_routing_explorer],
     "q25": [rope_explorer, position_schemes_explorer],
+    "q27": [latent_cache_explorer],
+    "q29": [paged_cache_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)

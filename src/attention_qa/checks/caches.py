@@ -1,0 +1,162 @@
+"""Checkers of Part 6's cache exercises: multi-head latent attention's cache (q27) and the
+blocks of a paged K/V cache (q29).
+
+Both answers are whole numbers, compared exactly; each slip is a public ``*_variant``
+switch with its message in ``*_SLIPS``, as in the other checker modules.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+from attention_qa.checks.common import call_learner
+
+
+def _number(got, case: str):
+    if isinstance(got, torch.Tensor) and got.numel() == 1:
+        got = got.item()
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        raise AssertionError(f"on {case}, the result should be a number, got {type(got).__name__}")
+    return got
+
+
+def _first_slip(got, case: str, slips: dict, variant: Callable, expected) -> None:
+    for bug, message in slips.items():
+        wrong = variant(bug)
+        if wrong != expected and got == wrong:
+            raise AssertionError(f"on {case}, {message}")
+
+
+# --- q27: check_mla_cache_bytes ------------------------------------------------------------
+
+MLA_CACHE_SLIPS = {
+    "keys_and_values": (
+        "this is the cache of multi-head attention, 2·h·d_head numbers per token and layer: "
+        "MLA caches only the latent c (d_latent numbers) and the RoPE key (d_rope), and "
+        "rebuilds every head's K and V from c"
+    ),
+    "no_rope": (
+        "the decoupled RoPE key is missing: each token also caches its d_rope-wide key k_R, "
+        "so a layer keeps d_latent + d_rope numbers per token"
+    ),
+    "latent_twice": (
+        "the latent is counted twice, as if K and V each had their own: one c serves both "
+        "(W_UK and W_UV both read it), so a layer keeps d_latent + d_rope numbers per token"
+    ),
+    "latent_and_rope_twice": (
+        "the factor 2 of MHA's K and V does not apply: one latent c and one RoPE key, "
+        "d_latent + d_rope numbers per token and layer"
+    ),
+    "rope_per_head": (
+        "the RoPE key is counted per head: all heads share one k_R of width d_rope (only the "
+        "RoPE *query* is per head, and queries are not cached)"
+    ),
+    "no_layers": "the count is for one layer: every layer keeps its own latent, times num_layers",
+    "elements": "that is a count of numbers: multiply by bytes_per_element to get bytes",
+}
+
+
+def mla_cache_variant(num_layers, num_heads, d_head, d_latent, d_rope, seq_len,
+                      bytes_per_element, bug: str | None = None):
+    """MLA's cache in bytes, or the answer of one slip of ``MLA_CACHE_SLIPS``."""
+    per_token = {
+        None: d_latent + d_rope,
+        "keys_and_values": 2 * num_heads * d_head,
+        "no_rope": d_latent,
+        "latent_twice": 2 * d_latent + d_rope,
+        "latent_and_rope_twice": 2 * (d_latent + d_rope),
+        "rope_per_head": d_latent + num_heads * d_rope,
+    }.get(bug, d_latent + d_rope)
+    layers = 1 if bug == "no_layers" else num_layers
+    size = 1 if bug == "elements" else bytes_per_element
+    return layers * per_token * seq_len * size
+
+
+def check_mla_cache_bytes(fn: Callable) -> None:
+    """Check ``fn(num_layers, num_heads, d_head, d_latent, d_rope, seq_len,
+    bytes_per_element)``: the bytes of multi-head latent attention's cache for one sequence,
+    ``num_layers · (d_latent + d_rope) · seq_len · bytes_per_element`` (DeepSeek-V2, 2024)."""
+    cases = [
+        ("num_layers=3, num_heads=4, d_head=8, d_latent=16, d_rope=4, seq_len=10, 2 bytes",
+         (3, 4, 8, 16, 4, 10, 2)),
+        ("num_layers=3, num_heads=8, d_head=16, d_latent=40, d_rope=8, seq_len=7, 4 bytes",
+         (3, 8, 16, 40, 8, 7, 4)),
+        ("DeepSeek-V2: num_layers=60, num_heads=128, d_head=128, d_latent=512, d_rope=64, "
+         "seq_len=1024, 2 bytes", (60, 128, 128, 512, 64, 1024, 2)),
+    ]
+    for case, args in cases:
+        expected = mla_cache_variant(*args)
+        got = _number(call_learner(fn, case, *args), case)
+        if got == expected:
+            continue
+        _first_slip(got, case, MLA_CACHE_SLIPS,
+                    lambda bug, args=args: mla_cache_variant(*args, bug=bug), expected)
+        raise AssertionError(
+            f"on {case}, got {got:,} bytes but the cache holds {expected:,}: "
+            f"num_layers · (d_latent + d_rope) · seq_len · bytes_per_element"
+        )
+
+
+# --- q29: check_blocks_needed --------------------------------------------------------------
+
+BLOCKS_SLIPS = {
+    "floor": (
+        "a partly filled last block is not counted: a sequence of length L takes "
+        "ceil(L / block_size) blocks, e.g. 5 tokens in blocks of 4 take 2"
+    ),
+    "plus_one": (
+        "L // block_size + 1 counts one block too many when L is a multiple of block_size: "
+        "use ceil(L / block_size), which is -(-L // block_size)"
+    ),
+    "pooled_slots": (
+        "the positions of all sequences were pooled before dividing: a block belongs to one "
+        "sequence, so round up per sequence, then add"
+    ),
+    "reserved": (
+        "every sequence was given the blocks of the longest one, as a contiguous cache "
+        "reserves its maximum length: paging takes only the blocks a sequence uses"
+    ),
+    "slots": "that counts positions (tokens), not blocks of block_size positions",
+}
+
+
+def blocks_variant(lengths, block_size, bug: str | None = None) -> int:
+    """Blocks a paged cache takes for these lengths, or the answer of one slip."""
+    if bug == "floor":
+        return sum(n // block_size for n in lengths)
+    if bug == "plus_one":
+        return sum(n // block_size + 1 for n in lengths)
+    if bug == "pooled_slots":
+        return math.ceil(sum(lengths) / block_size)
+    if bug == "reserved":
+        return len(lengths) * math.ceil(max(lengths) / block_size)
+    if bug == "slots":
+        return sum(lengths)
+    return sum(math.ceil(n / block_size) for n in lengths)
+
+
+def check_blocks_needed(fn: Callable) -> None:
+    """Check ``fn(lengths, block_size)``: the blocks a paged K/V cache (Kwon et al., 2023)
+    takes for sequences of these lengths, ``Σ ceil(length / block_size)``."""
+    cases = [
+        ("lengths=[5, 3], block_size=4", [5, 3], 4),
+        ("lengths=[8, 16, 1], block_size=8 (exact multiples)", [8, 16, 1], 8),
+        ("lengths=[7, 7, 7], block_size=16", [7, 7, 7], 16),
+        ("lengths=[100, 33, 64, 2], block_size=16", [100, 33, 64, 2], 16),
+        ("lengths=[9], block_size=1", [9], 1),
+    ]
+    for case, lengths, block_size in cases:
+        expected = blocks_variant(lengths, block_size)
+        got = _number(call_learner(fn, case, list(lengths), block_size), case)
+        if got == expected:
+            continue
+        _first_slip(got, case, BLOCKS_SLIPS,
+                    lambda bug, lengths=lengths, b=block_size: blocks_variant(lengths, b, bug),
+                    expected)
+        raise AssertionError(
+            f"on {case}, got {got} blocks but the sequences take {expected}: "
+            f"Σ ceil(length / block_size)"
+        )

@@ -1,0 +1,110 @@
+"""q29's explorer: one pool of K/V slots, filled by a queue of requests, contiguously or
+in pages.
+
+A contiguous cache reserves the maximum length (here 2048 positions) for every request,
+whatever it will use; a paged cache (Kwon et al., 2023, "Efficient Memory Management for
+Large Language Model Serving with PagedAttention") hands out blocks of ``block_size``
+positions as a sequence grows, so only the tail of each sequence's last block is wasted
+(``attention_qa.kv_cache.blocks_needed``, ``wasted_slots``, ``requests_that_fit``).
+Requests are admitted in order until the next one does not fit. The request lengths are
+drawn once, from fixed seeds, for four workloads.
+"""
+
+import numpy as np
+import torch
+from matplotlib.colors import ListedColormap
+
+from attention_qa.kv_cache import blocks_needed, requests_that_fit, wasted_slots
+from attention_qa.panel import Control, Explorer, Frame, View
+
+POOL_SLOTS = 8192  # positions the pool holds (one layer; every layer has the same layout)
+MAX_LEN = 2048  # what a contiguous cache reserves per request
+ROWS, COLS = 32, POOL_SLOTS // 32  # the pool drawn as a grid, row after row
+BLOCK_SIZES = (1, 4, 16, 64, 256, 2048)
+NUM_REQUESTS = 400
+WORKLOADS = ("short chats", "mixed", "long documents", "all 100 tokens")
+FREE, WASTE = 0, 1  # colour indices; requests cycle through the six after them
+COLOURS = ListedColormap(["#ffffff", "#bbbbbb", "#4477aa", "#ee6677", "#228833",
+                          "#ccbb44", "#66ccee", "#aa3377"])
+
+
+def request_lengths(workload: str) -> list[int]:
+    """NUM_REQUESTS lengths in [1, MAX_LEN], the same on every machine (integer draws)."""
+    g = torch.Generator().manual_seed(WORKLOADS.index(workload))
+    low, high = {"short chats": (16, 257), "mixed": (16, MAX_LEN + 1),
+                 "long documents": (512, MAX_LEN + 1), "all 100 tokens": (100, 101)}[workload]
+    return torch.randint(low, high, (NUM_REQUESTS,), generator=g).tolist()
+
+
+def pool_picture(lengths: list[int], block_size: int) -> np.ndarray:
+    """(ROWS, COLS) colour indices: each admitted request's slots, then its unused tail."""
+    slots = np.full(POOL_SLOTS, FREE, dtype=np.int64)
+    fitted = requests_that_fit(lengths, POOL_SLOTS // block_size, block_size)
+    start = 0
+    for i, n in enumerate(lengths[:fitted]):
+        taken = blocks_needed([n], block_size) * block_size
+        slots[start : start + n] = 2 + i % 6
+        slots[start + n : start + taken] = WASTE
+        start += taken
+    return slots.reshape(ROWS, COLS)
+
+
+def paged_cache_frame(workload: str, block_size: int) -> Frame:
+    lengths = request_lengths(workload)
+    paged_fit = requests_that_fit(lengths, POOL_SLOTS // block_size, block_size)
+    flat_fit = requests_that_fit(lengths, POOL_SLOTS // MAX_LEN, MAX_LEN)
+    paged_waste = wasted_slots(lengths[:paged_fit], block_size)
+    flat_waste = wasted_slots(lengths[:flat_fit], MAX_LEN)
+    figures = {
+        "contiguous (2,048 reserved each): requests that fit": f"{flat_fit}",
+        "contiguous: slots reserved but unused": f"{flat_waste:,} of {POOL_SLOTS:,}",
+        "paged: requests that fit": f"{paged_fit}",
+        "paged: blocks used": (f"{blocks_needed(lengths[:paged_fit], block_size):,} of "
+                               f"{POOL_SLOTS // block_size:,}"),
+        "paged: slots wasted": f"{paged_waste:,} of {POOL_SLOTS:,}",
+        "paged: waste per request": f"{paged_waste / paged_fit:.1f} (< {block_size})",
+    }
+    data = {"contiguous": pool_picture(lengths, MAX_LEN),
+            "paged": pool_picture(lengths, block_size),
+            "titles": (f"contiguous, {MAX_LEN:,} reserved per request: {flat_fit} fit",
+                       f"paged, blocks of {block_size:,}: {paged_fit} fit")}
+    return Frame(data=data, figures=figures)
+
+
+class PagedCacheView(View):
+    figsize = (6.4, 3.4)
+
+    def setup(self, fig):
+        axes = fig.subplots(2, 1)
+        self.images, self.titles = [], []
+        for ax in axes:
+            self.images.append(ax.imshow(np.zeros((ROWS, COLS)), cmap=COLOURS, vmin=0,
+                                         vmax=len(COLOURS.colors) - 1, aspect="auto",
+                                         interpolation="nearest", animated=True))
+            ax.set(xticks=[], yticks=[])
+            self.titles.append(ax.set_title("pool", fontsize=12, animated=True))
+        axes[1].set_xlabel(f"the pool: {POOL_SLOTS:,} slots, {COLS} per row; grey: unused")
+
+    def update(self, data):
+        for image, title, key, text in zip(self.images, self.titles, ("contiguous", "paged"),
+                                           data["titles"], strict=True):
+            image.set_data(data[key])
+            title.set_text(text)
+
+
+def paged_cache_explorer() -> Explorer:
+    """Workload × block size: what fits in one pool, contiguous against paged."""
+    return Explorer(
+        "Contiguous vs paged K/V cache",
+        [
+            Control("workload", "requests", WORKLOADS, default="short chats"),
+            Control("block_size", "block size", BLOCK_SIZES, default=16),
+        ],
+        paged_cache_frame,
+        PagedCacheView(),
+        caption=(
+            "One pool of 8,192 K/V slots; 400 requests wait in order. Each colour is one "
+            "request's tokens, grey is memory taken but unused, white is free. Contiguous: "
+            "each request reserves 2,048 slots; paged: blocks as it grows."
+        ),
+    )

@@ -1,0 +1,44 @@
+"""q29's explorer: the pictures and figures are the pool's real occupancy."""
+
+import numpy as np
+
+from attention_qa.explorers.paged_cache import (
+    BLOCK_SIZES,
+    MAX_LEN,
+    POOL_SLOTS,
+    WASTE,
+    WORKLOADS,
+    paged_cache_explorer,
+    pool_picture,
+    request_lengths,
+)
+from attention_qa.kv_cache import requests_that_fit
+
+
+def test_lengths_are_fixed_and_within_the_maximum():
+    for workload in WORKLOADS:
+        lengths = request_lengths(workload)
+        assert lengths == request_lengths(workload)
+        assert all(1 <= n <= MAX_LEN for n in lengths)
+    assert set(request_lengths("all 100 tokens")) == {100}
+
+
+def test_picture_counts_tokens_and_waste_of_the_admitted_requests():
+    lengths = request_lengths("mixed")
+    for block_size in BLOCK_SIZES:
+        picture = pool_picture(lengths, block_size)
+        fitted = requests_that_fit(lengths, POOL_SLOTS // block_size, block_size)
+        tokens = int((picture >= 2).sum())
+        assert tokens == sum(lengths[:fitted])
+        assert int((picture == WASTE).sum()) < fitted * block_size  # < one block each
+
+
+def test_paging_fits_more_and_wastes_less_than_reserving():
+    explorer = paged_cache_explorer()
+    for workload in WORKLOADS:
+        frame = explorer.frame(workload=workload, block_size=16)
+        paged = int(frame.figures["paged: requests that fit"])
+        flat = int(frame.figures["contiguous (2,048 reserved each): requests that fit"])
+        assert flat == POOL_SLOTS // MAX_LEN and paged > flat
+    same = explorer.frame(workload="mixed", block_size=MAX_LEN)  # one block = the reservation
+    assert np.array_equal(same.data["paged"], same.data["contiguous"])
