@@ -89,6 +89,12 @@ RIGHT_ANSWERS = {
     "linear_attention": (checks.check_linear_attention, linear_attention),
     "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
+    "clip_logits": (
+        checks.check_clip_logits,
+        lambda img, txt, scale: scale * F.cosine_similarity(
+            img.unsqueeze(1), txt.unsqueeze(0), dim=-1
+        ),
+    ),
 }
 
 # The sinusoidal encoding is built from integers; its dtype is the learner's choice of the

@@ -32,6 +32,7 @@ from attention_qa.checks.efficient import (
     check_online_softmax,
     check_previous_token_score,
 )
+from attention_qa.checks.families import check_clip_logits
 from attention_qa.checks.masks import check_attention_mask, check_greedy_decode, check_shift_right
 from attention_qa.checks.multihead import (
     check_attention_flops,
@@ -67,4 +68,5 @@ __all__ = [
     "check_linear_attention",
     "check_online_softmax",
     "check_previous_token_score",
+    "check_clip_logits",
 ]
