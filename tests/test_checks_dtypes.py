@@ -107,6 +107,12 @@ RIGHT_ANSWERS = {
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
     "top_k_gates": (checks.check_top_k_gates, top_k_gates_by_masking),
     "rope": (checks.check_rope, rope_by_pairs),
+    "clip_logits": (
+        checks.check_clip_logits,
+        lambda img, txt, scale: scale * F.cosine_similarity(
+            img.unsqueeze(1), txt.unsqueeze(0), dim=-1
+        ),
+    ),
 }
 
 # The sinusoidal encoding is built from integers; its dtype is the learner's choice of the

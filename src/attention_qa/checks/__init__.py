@@ -33,6 +33,7 @@ from attention_qa.checks.efficient import (
     check_online_softmax,
     check_previous_token_score,
 )
+from attention_qa.checks.families import check_clip_logits
 from attention_qa.checks.masks import check_attention_mask, check_greedy_decode, check_shift_right
 from attention_qa.checks.moe import check_top_k_gates
 from attention_qa.checks.multihead import (
@@ -74,4 +75,5 @@ __all__ = [
     "check_rope",
     "check_mla_cache_bytes",
     "check_blocks_needed",
+    "check_clip_logits",
 ]

@@ -18,6 +18,7 @@ from attention_qa.explorers.latent_cache import latent_cache_explorer
 from attention_qa.explorers.layer_costs import layer_costs_explorer
 from attention_qa.explorers.masks import mask_explorer
 from attention_qa.explorers.moe_routing import moe_routing_explorer
+from attention_qa.explorers.model_families import model_family_explorer
 from attention_qa.explorers.norm_concentration import norm_concentration_explorer
 from attention_qa.explorers.online_softmax import online_softmax_explorer
 from attention_qa.explorers.paged_cache import paged_cache_explorer
@@ -61,6 +62,7 @@ BY_CHAPTER = {
     "q25": [rope_explorer, position_schemes_explorer],
     "q27": [latent_cache_explorer],
     "q29": [paged_cache_explorer],
+    "q23": [model_family_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
