@@ -58,11 +58,11 @@ BY_CHAPTER = {
     "q20": [sparse_pattern_explorer],
     "q21": [online_softmax_explorer],
     "q22": [head_explorer],
+    "q23": [model_family_explorer],
     "q24": [moe_routing_explorer],
     "q25": [rope_explorer, position_schemes_explorer],
     "q27": [latent_cache_explorer],
     "q29": [paged_cache_explorer],
-    "q23": [model_family_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
