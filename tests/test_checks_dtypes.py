@@ -86,6 +86,10 @@ RIGHT_ANSWERS = {
         checks.check_feed_forward,
         lambda x, w1, b1, w2, b2: F.relu(x @ w1 + b1) @ w2 + b2,
     ),
+    "rms_norm": (
+        checks.check_rms_norm,
+        lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps),
+    ),
     "linear_attention": (checks.check_linear_attention, linear_attention),
     "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),

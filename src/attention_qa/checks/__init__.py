@@ -24,6 +24,7 @@ from attention_qa.checks.blocks import (
     check_feed_forward,
     check_layer_flops,
     check_layer_norm,
+    check_rms_norm,
     check_sinusoidal_encoding,
 )
 from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
@@ -64,6 +65,7 @@ __all__ = [
     "check_layer_norm",
     "check_feed_forward",
     "check_layer_flops",
+    "check_rms_norm",
     "check_linear_attention",
     "check_online_softmax",
     "check_previous_token_score",
