@@ -45,6 +45,16 @@ def online_softmax_by_blocks(scores, block_size):
     return torch.exp(scores - running_max.unsqueeze(-1)) / running_sum.unsqueeze(-1)
 
 
+def nucleus_by_hand(logits, temperature, top_p):
+    """A learner's top-p: sort, keep while the mass before a token is below p, renormalise."""
+    probs = torch.softmax(logits / temperature, dim=-1)
+    sorted_probs, order = probs.sort(dim=-1, descending=True)
+    keep_sorted = sorted_probs.cumsum(dim=-1) - sorted_probs < top_p
+    kept = sorted_probs * keep_sorted
+    out = torch.zeros_like(probs).scatter(-1, order, kept)
+    return out / out.sum(dim=-1, keepdim=True)
+
+
 RIGHT_ANSWERS = {
     "softmax_jacobian": (
         checks.check_softmax_jacobian,
@@ -90,6 +100,7 @@ RIGHT_ANSWERS = {
         checks.check_rms_norm,
         lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps),
     ),
+    "nucleus_probs": (checks.check_nucleus_probs, nucleus_by_hand),
     "linear_attention": (checks.check_linear_attention, linear_attention),
     "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),

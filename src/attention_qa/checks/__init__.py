@@ -28,6 +28,7 @@ from attention_qa.checks.blocks import (
     check_sinusoidal_encoding,
 )
 from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
+from attention_qa.checks.decoding import check_nucleus_probs
 from attention_qa.checks.efficient import (
     check_linear_attention,
     check_online_softmax,
@@ -56,6 +57,7 @@ __all__ = [
     "check_attention_mask",
     "check_shift_right",
     "check_greedy_decode",
+    "check_nucleus_probs",
     "check_multihead",
     "check_attention_flops",
     "check_cross_attention",

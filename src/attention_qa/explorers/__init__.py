@@ -8,6 +8,7 @@ from attention_qa.explorers.attention_bugs import attention_bug_explorer
 from attention_qa.explorers.causal_leak import causal_leak_explorer
 from attention_qa.explorers.cross_attention import cross_attention_explorer
 from attention_qa.explorers.decode_steps import decode_step_explorer
+from attention_qa.explorers.decoding_filters import decoding_explorer
 from attention_qa.explorers.ffn_share import ffn_share_explorer
 from attention_qa.explorers.head_layout import head_layout_explorer
 from attention_qa.explorers.head_maps import head_maps_explorer
@@ -54,6 +55,7 @@ BY_CHAPTER = {
     "q21": [online_softmax_explorer],
     "q22": [head_explorer],
     "q26": [modern_block_explorer],
+    "q28": [decoding_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
