@@ -366,3 +366,101 @@ def test_block_bad_arguments():
         block(torch.zeros(1, 5, 8), mask=torch.ones(5, 5))
     with pytest.raises(ValueError, match=r"mask has shape \(4, 4\) which does not broadcast"):
         block(torch.zeros(1, 5, 8), mask=torch.ones(4, 4, dtype=torch.bool))
+
+
+# --- ConfigurableBlock (q26) ----------------------------------------------------------------
+
+from attention_qa.blocks import ConfigurableBlock, stack_statistics  # noqa: E402
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_configurable_block_2017_parts_equal_transformer_block_with_causal_mask(norm_first):
+    block = randomise_(ConfigurableBlock(16, 4, 32, norm_first=norm_first).double(), seed=3)
+    reference = TransformerBlock(16, 4, 32, norm_first=norm_first).double()
+    names = {"w_q": "attn.w_q", "w_k": "attn.w_k", "w_v": "attn.w_v", "w_o": "attn.w_o"}
+    state = {}
+    for key, value in block.state_dict().items():
+        head, rest = key.split(".", 1)
+        state[f"{names.get(head, head)}.{rest}"] = value
+    reference.load_state_dict(state)
+    x = rand(2, 7, 16, seed=4)
+    with torch.no_grad():
+        assert torch.allclose(block(x), reference(x, mask=causal_mask(7)), atol=1e-12)
+
+
+def llama_reference(block, x):
+    """LLaMA's block written with PyTorch's own RMSNorm and scaled_dot_product_attention."""
+    B, n, d = x.shape
+    h = block.num_heads
+    norm1 = nn.RMSNorm(d, eps=1e-6).double()
+    norm2 = nn.RMSNorm(d, eps=1e-6).double()
+    norm1.weight.data.copy_(block.norm1.weight)
+    norm2.weight.data.copy_(block.norm2.weight)
+    y = norm1(x)
+
+    def heads(t):
+        return t.view(B, n, h, d // h).transpose(1, 2)
+
+    q, k, v = heads(y @ block.w_q.weight.T), heads(y @ block.w_k.weight.T), heads(
+        y @ block.w_v.weight.T)
+    if block.qk_norm:
+        q = F.rms_norm(q, (d // h,), block.q_norm.weight, eps=1e-6)
+        k = F.rms_norm(k, (d // h,), block.k_norm.weight, eps=1e-6)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + out.transpose(1, 2).reshape(B, n, d) @ block.w_o.weight.T
+    y = norm2(x)
+    ffn = block.ffn
+    hidden = F.silu(y @ ffn.w_gate.weight.T) * (y @ ffn.w_up.weight.T)
+    return x + hidden @ ffn.w_down.weight.T
+
+
+@pytest.mark.parametrize("qk_norm", [False, True])
+def test_configurable_block_llama_parts_match_a_reference(qk_norm):
+    block = ConfigurableBlock(16, 4, 24, norm="rmsnorm", ffn="swiglu", norm_first=True,
+                              bias=False, qk_norm=qk_norm)
+    block = randomise_(block.double(), seed=5)
+    x = rand(2, 6, 16, seed=6)
+    with torch.no_grad():
+        assert torch.allclose(block(x), llama_reference(block, x), atol=1e-10)
+
+
+def test_configurable_block_without_bias_has_no_bias_parameter():
+    for norm in ("layernorm", "rmsnorm"):
+        for ffn in ("relu", "swiglu"):
+            block = ConfigurableBlock(8, 2, 16, norm=norm, ffn=ffn, bias=False)
+            assert not any(name.endswith("bias") for name, _ in block.named_parameters())
+    assert any(n.endswith("bias") for n, _ in ConfigurableBlock(8, 2, 16).named_parameters())
+
+
+def test_qk_norm_bounds_the_logits_by_sqrt_d_head_whatever_the_weights():
+    block = ConfigurableBlock(16, 2, 32, qk_norm=True, norm_first=True).double()
+    x = rand(1, 10, 16, seed=7)
+    with torch.no_grad():
+        for scale in (1.0, 10.0, 100.0):
+            block.w_q.weight.mul_(scale)
+            _, logits = block.forward_with_logits(x)
+            assert logits.abs().max() <= math.sqrt(8) + 1e-9
+
+
+def test_stack_statistics_post_norm_keeps_rms_one_pre_norm_grows():
+    post = stack_statistics(6, d_model=16, num_heads=2, d_ff=64, n=8)
+    pre = stack_statistics(6, d_model=16, num_heads=2, d_ff=64, n=8, norm_first=True)
+    assert all(abs(v - 1) < 1e-3 for v in post["rms"])
+    assert pre["rms"] == sorted(pre["rms"]) and pre["rms"][-1] > pre["rms"][0]
+    big = stack_statistics(6, d_model=16, num_heads=2, d_ff=64, n=8, qk_scale=4.0)
+    assert max(big["max_logit"]) > 10 * max(post["max_logit"])
+
+
+def test_configurable_block_bad_arguments():
+    with pytest.raises(ValueError, match="norm must be one of"):
+        ConfigurableBlock(8, 2, 16, norm="batchnorm")
+    with pytest.raises(ValueError, match="ffn must be one of"):
+        ConfigurableBlock(8, 2, 16, ffn="gelu")
+    with pytest.raises(ValueError, match="must divide d_model=8"):
+        ConfigurableBlock(8, 3, 16)
+    with pytest.raises(TypeError, match="qk_norm must be True or False"):
+        ConfigurableBlock(8, 2, 16, qk_norm=1)
+    with pytest.raises(ValueError, match=r"x has shape \(2, 8\) but must be \(B, n, 8\)"):
+        ConfigurableBlock(8, 2, 16)(torch.zeros(2, 8))
+    with pytest.raises(ValueError, match="qk_scale"):
+        stack_statistics(2, qk_scale=0)

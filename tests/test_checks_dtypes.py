@@ -59,6 +59,14 @@ def top_k_gates_by_masking(logits, top_k):
     """A learner's gates: mask every logit below the k-th largest with −inf, then softmax."""
     kth = logits.topk(top_k, dim=-1).values[..., -1:]  # (..., 1)
     return torch.softmax(logits.masked_fill(logits < kth, -math.inf), dim=-1)  # (..., E)
+def nucleus_by_hand(logits, temperature, top_p):
+    """A learner's top-p: sort, keep while the mass before a token is below p, renormalise."""
+    probs = torch.softmax(logits / temperature, dim=-1)
+    sorted_probs, order = probs.sort(dim=-1, descending=True)
+    keep_sorted = sorted_probs.cumsum(dim=-1) - sorted_probs < top_p
+    kept = sorted_probs * keep_sorted
+    out = torch.zeros_like(probs).scatter(-1, order, kept)
+    return out / out.sum(dim=-1, keepdim=True)
 
 
 RIGHT_ANSWERS = {
@@ -102,6 +110,11 @@ RIGHT_ANSWERS = {
         checks.check_feed_forward,
         lambda x, w1, b1, w2, b2: F.relu(x @ w1 + b1) @ w2 + b2,
     ),
+    "rms_norm": (
+        checks.check_rms_norm,
+        lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps),
+    ),
+    "nucleus_probs": (checks.check_nucleus_probs, nucleus_by_hand),
     "linear_attention": (checks.check_linear_attention, linear_attention),
     "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),

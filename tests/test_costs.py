@@ -165,3 +165,45 @@ def test_attention_parameters_refuse_bad_settings():
         attention_parameters("MHA", 0, 8, 16)
     with pytest.raises(ValueError, match="d_latent"):
         attention_parameters("MLA", 64, 8, 16)
+# --- q26: the parts of today's block --------------------------------------------------------
+
+from attention_qa.blocks import ConfigurableBlock  # noqa: E402
+from attention_qa.costs import (  # noqa: E402
+    block_flops,
+    configurable_block_parameter_counts,
+    swiglu_hidden_dim,
+)
+
+
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("ffn", ["relu", "swiglu"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("qk_norm", [True, False])
+def test_configurable_block_parameter_counts_match_the_module(norm, ffn, bias, qk_norm):
+    block = ConfigurableBlock(24, 4, 40, norm=norm, ffn=ffn, bias=bias, qk_norm=qk_norm)
+    counts = configurable_block_parameter_counts(24, 40, 4, norm=norm, ffn=ffn, bias=bias,
+                                                 qk_norm=qk_norm)
+    assert sum(counts.values()) == sum(p.numel() for p in block.parameters())
+    ffn_params = sum(p.numel() for p in block.ffn.parameters())
+    assert counts["feed-forward"] == ffn_params
+
+
+def test_configurable_2017_counts_equal_block_parameter_counts():
+    old = block_parameter_counts(64, 256)
+    new = configurable_block_parameter_counts(64, 256, 4)
+    assert list(new.values()) == list(old.values())
+
+
+@pytest.mark.parametrize("ffn", ["relu", "swiglu"])
+def test_block_flops_match_pytorchs_flop_counter(ffn):
+    block = ConfigurableBlock(32, 4, 48, ffn=ffn, norm_first=True)
+    x = torch.randn(1, 10, 32)
+    assert count_flops(block, x) == sum(block_flops(10, 32, 48, ffn).values())
+
+
+def test_swiglu_hidden_dim_is_llamas():
+    assert swiglu_hidden_dim(4096) == 11008  # LLaMA-7B
+    assert swiglu_hidden_dim(5120) == 13824  # LLaMA-13B
+    assert swiglu_hidden_dim(96, multiple_of=1) == 256
+    with pytest.raises(ValueError, match="multiple_of"):
+        swiglu_hidden_dim(64, multiple_of=0)

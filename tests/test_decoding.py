@@ -302,3 +302,57 @@ def test_beam_bad_arguments():
         beam_search(lambda p: torch.zeros(len(p), 3 if p.shape[1] == 1 else 4), 0, 2, 3)
     with pytest.raises(ValueError, match="log_probs_fn returned NaN"):
         beam_search(lambda p: torch.full((len(p), 3), math.nan), 0, 2, 3)
+
+
+# --- next_token_probs and entropy_bits (q28) ------------------------------------------------
+
+from attention_qa.decoding import entropy_bits, next_token_probs  # noqa: E402
+
+
+@pytest.mark.parametrize(("temperature", "top_k", "top_p"),
+                         [(1.0, None, None), (0.5, 4, None), (1.7, None, 0.8), (0.8, 5, 0.6)])
+def test_next_token_probs_match_the_definitions(temperature, top_k, top_p):
+    logits = rand_logits(3, 9, seed=5)
+    probs = next_token_probs(logits, temperature, top_k, top_p)
+    for row, got in zip(logits, probs, strict=True):
+        scaled = [float(x) / temperature for x in row]
+        kept = kept_by_loop(torch.tensor(scaled, dtype=torch.float64), top_k, top_p)
+        z = sum(math.exp(scaled[t]) for t in kept)
+        expected = [math.exp(scaled[t]) / z if t in kept else 0.0 for t in range(len(scaled))]
+        assert torch.allclose(got, torch.tensor(expected, dtype=torch.float64), atol=1e-12)
+
+
+def test_next_token_probs_at_temperature_zero_is_the_argmax_and_sample_next_agrees():
+    logits = rand_logits(4, 7, seed=6)
+    probs = next_token_probs(logits, 0)
+    assert torch.equal(probs.argmax(-1), logits.argmax(-1))
+    assert torch.equal(probs.sum(-1), torch.ones(4, dtype=torch.float64))
+    assert torch.equal(sample_next(logits, 0), logits.argmax(-1))
+    sharp = next_token_probs(logits, 0.01)
+    assert torch.allclose(sharp, probs, atol=1e-6)
+
+
+def test_sample_frequencies_match_next_token_probs():
+    logits = rand_logits(8, seed=7)
+    probs = next_token_probs(logits, 0.9, top_k=6, top_p=0.9)
+    draws = sample_next(logits.expand(40000, 8), 0.9, top_k=6, top_p=0.9, generator=_gen(8))
+    freq = torch.bincount(draws, minlength=8).double() / 40000
+    assert (freq - probs).abs().max() < 0.01
+    assert torch.equal(freq > 0, probs > 0)
+
+
+def test_entropy_bits_against_torch_categorical():
+    probs = torch.softmax(rand_logits(5, 6, seed=9), -1)
+    expected = torch.distributions.Categorical(probs=probs).entropy() / math.log(2)
+    assert torch.allclose(entropy_bits(probs), expected, atol=1e-12)
+    assert entropy_bits(torch.full((8,), 1 / 8, dtype=torch.float64)).item() == pytest.approx(3)
+    assert entropy_bits(torch.tensor([1.0, 0.0, 0.0])).item() == 0
+
+
+def test_next_token_probs_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="temperature"):
+        next_token_probs(rand_logits(5), -1)
+    with pytest.raises(ValueError, match="top_p"):
+        next_token_probs(rand_logits(5), 1.0, top_p=0)
+    with pytest.raises(TypeError):
+        entropy_bits([0.5, 0.5])

@@ -15,6 +15,8 @@ dropout: the book's blocks stay deterministic, and ``nn.TransformerEncoderLayer`
 ``dropout=0`` computes the same function.
 """
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -192,3 +194,141 @@ class TransformerBlock(nn.Module):
             x = self.norm1(x + self._self_attention(x, mask))  # (B, n, d_model)
             x = self.norm2(x + self.ffn(x))  # (B, n, d_model)
         return x
+
+
+NORMS = ("layernorm", "rmsnorm")
+FFNS = ("relu", "swiglu")
+
+
+class ConfigurableBlock(nn.Module):
+    """A decoder block whose parts can be swapped one at a time, from the 2017 block to LLaMA's.
+
+    - ``norm``: ``"layernorm"`` (``LayerNorm``) or ``"rmsnorm"`` (``RMSNorm``, no mean, no bias);
+    - ``ffn``: ``"relu"`` (``FeedForward``, two matrices) or ``"swiglu"`` (``SwiGLU``, three);
+    - ``norm_first``: False is Post-LN ``x = norm(x + f(x))``, True is Pre-LN
+      ``x = x + f(norm(x))`` (LLaMA, GPT-2);
+    - ``bias``: whether the attention projections, the ReLU network and the LayerNorms carry
+      biases (``SwiGLU`` and ``RMSNorm`` have none; LLaMA has none anywhere);
+    - ``qk_norm``: normalise each head's queries and keys with an ``RMSNorm`` of width d_head
+      before their dot product (Dehghani et al., 2023, "Scaling Vision Transformers to 22B
+      Parameters"; OLMo 2, Qwen 3), so that no growth of W_Q or W_K can inflate the scores.
+
+    Self-attention is causal. ``forward(x)``: x (B, n, d_model) → (B, n, d_model);
+    ``forward_with_logits(x)`` also returns the attention logits q·k/√d_head, (B, h, n, n),
+    before the mask.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, *, norm: str = "layernorm",
+                 ffn: str = "relu", norm_first: bool = False, bias: bool = True,
+                 qk_norm: bool = False):
+        super().__init__()
+        require_positive_int("d_model", d_model)
+        require_positive_int("num_heads", num_heads)
+        require_positive_int("d_ff", d_ff)
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"num_heads={num_heads} must divide d_model={d_model} so that every head "
+                f"gets the same width d_head = d_model / num_heads"
+            )
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if ffn not in FFNS:
+            raise ValueError(f"ffn must be one of {FFNS}, got {ffn!r}")
+        for name, value in (("norm_first", norm_first), ("bias", bias), ("qk_norm", qk_norm)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
+        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+        self.norm, self.ffn_kind = norm, ffn
+        self.norm_first, self.bias, self.qk_norm = norm_first, bias, qk_norm
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        if qk_norm:
+            self.q_norm = RMSNorm(self.d_head)
+            self.k_norm = RMSNorm(self.d_head)
+        self.ffn = SwiGLU(d_model, d_ff) if ffn == "swiglu" else FeedForward(d_model, d_ff)
+        if ffn == "relu" and not bias:
+            self.ffn.linear1.bias = None
+            self.ffn.linear2.bias = None
+        self.norm1 = self._make_norm()
+        self.norm2 = self._make_norm()
+
+    def _make_norm(self) -> nn.Module:
+        if self.norm == "rmsnorm":
+            return RMSNorm(self.d_model)
+        layer = LayerNorm(self.d_model)
+        if not self.bias:
+            # A bias-free LayerNorm: the bias stays a zero buffer, not a parameter.
+            del layer.bias
+            layer.register_buffer("bias", torch.zeros(self.d_model))
+        return layer
+
+    def extra_repr(self) -> str:
+        return (f"norm={self.norm!r}, ffn={self.ffn_kind!r}, norm_first={self.norm_first}, "
+                f"bias={self.bias}, qk_norm={self.qk_norm}")
+
+    def attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Causal self-attention: x (B, n, d_model) → (output (B, n, d_model), logits)."""
+        B, n, _ = x.shape
+        h, d_head = self.num_heads, self.d_head
+        q = self.w_q(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+        k = self.w_k(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+        v = self.w_v(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+        if self.qk_norm:
+            # Each q and k now has root mean square 1 (times the norm's weight): norm √d_head.
+            q, k = self.q_norm(q), self.k_norm(k)  # (B, h, n, d_head)
+        logits = q @ k.transpose(-2, -1) / math.sqrt(d_head)  # (B, h, n, n)
+        future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)  # (n, n)
+        weights = torch.softmax(logits.masked_fill(future, -math.inf), dim=-1)  # (B, h, n, n)
+        out = (weights @ v).transpose(1, 2).reshape(B, n, self.d_model)  # (B, n, d_model)
+        return self.w_o(out), logits
+
+    def forward_with_logits(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (B, n, d_model) → (output (B, n, d_model), attention logits (B, h, n, n))."""
+        require_tensor("x", x, floating=True)
+        if x.ndim != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"x has shape {shape_str(x.shape)} but must be (B, n, {self.d_model}) "
+                f"with d_model={self.d_model}"
+            )
+        if self.norm_first:
+            attended, logits = self.attention(self.norm1(x))
+            x = x + attended  # (B, n, d_model)
+            x = x + self.ffn(self.norm2(x))  # (B, n, d_model)
+        else:
+            attended, logits = self.attention(x)
+            x = self.norm1(x + attended)  # (B, n, d_model)
+            x = self.norm2(x + self.ffn(x))  # (B, n, d_model)
+        return x, logits
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_with_logits(x)[0]
+
+
+def stack_statistics(num_layers: int = 8, *, d_model: int = 96, num_heads: int = 4,
+                     d_ff: int = 384, n: int = 32, qk_scale: float = 1.0, seed: int = 0,
+                     **parts) -> dict[str, list[float]]:
+    """Activation statistics of a stack of fresh ``ConfigurableBlock(..., **parts)``, in float64.
+
+    The input is standard normal, (1, n, d_model). ``qk_scale`` multiplies every W_Q and W_K,
+    a stand-in for the growth of those weights during training. Returns per layer the root
+    mean square of the residual stream after the layer (``"rms"``) and the largest |logit|
+    q·k/√d_head of its attention (``"max_logit"``).
+    """
+    require_positive_int("num_layers", num_layers)
+    require_positive_number("qk_scale", qk_scale)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        blocks = [ConfigurableBlock(d_model, num_heads, d_ff, **parts).double()
+                  for _ in range(num_layers)]
+        x = torch.randn(1, n, d_model, dtype=torch.float64)  # (1, n, d_model)
+    rms, max_logit = [], []
+    with torch.no_grad():
+        for block in blocks:
+            block.w_q.weight.mul_(qk_scale)
+            block.w_k.weight.mul_(qk_scale)
+            x, logits = block.forward_with_logits(x)  # (1, n, d_model), (1, h, n, n)
+            rms.append(x.pow(2).mean().sqrt().item())
+            max_logit.append(logits.abs().max().item())
+    return {"rms": rms, "max_logit": max_logit}

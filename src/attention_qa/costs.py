@@ -13,6 +13,8 @@ parameters of the package's modules) in the tests:
   the smaller cache of multi-head latent attention (DeepSeek-AI, 2024, "DeepSeek-V2");
 - ``cache_elements_per_token`` and ``attention_parameters``: what one layer of each kind of
   attention (MHA, GQA, MQA, MLA) caches per token and how many weights it has;
+- ``configurable_block_parameter_counts``, ``block_flops`` and ``swiglu_hidden_dim``: the
+  parts of today's block (LLaMA, Touvron et al., 2023) against the 2017 one;
 - ``MODEL_PRESETS``: the attention shapes of a few published models.
 
 A multiply-add counts as 2 FLOPs throughout, as ``torch.utils.flop_counter`` counts it.
@@ -74,6 +76,58 @@ def block_parameter_counts(d_model: int, d_ff: int) -> dict[str, int]:
         "feed-forward": 2 * d_model * d_ff + d_ff + d_model,  # W_1, b_1, W_2, b_2
         "LayerNorms": 2 * 2 * d_model,  # weight and bias of two norms
     }
+
+
+def configurable_block_parameter_counts(
+    d_model: int, d_ff: int, num_heads: int, *, norm: str = "layernorm", ffn: str = "relu",
+    bias: bool = True, qk_norm: bool = False,
+) -> dict[str, int]:
+    """Parameters of one ``ConfigurableBlock``, by part: attention, feed-forward, norms.
+
+    Attention: four d_model × d_model projections (+ 4·d_model biases), + 2·d_head for
+    QK-norm's two RMSNorm weights. Feed-forward: ReLU 2·d_model·d_ff (+ d_ff + d_model
+    biases); SwiGLU 3·d_model·d_ff, never biased. Norms: two, each d_model weights, + d_model
+    biases for a biased LayerNorm (RMSNorm has no bias).
+    """
+    for name, value in (("d_model", d_model), ("d_ff", d_ff), ("num_heads", num_heads)):
+        require_positive_int(name, value)
+    d_head = d_model // num_heads
+    attention = 4 * d_model * d_model + (4 * d_model if bias else 0)
+    attention += 2 * d_head if qk_norm else 0
+    if ffn == "swiglu":
+        feed_forward = 3 * d_model * d_ff
+    else:
+        feed_forward = 2 * d_model * d_ff + (d_ff + d_model if bias else 0)
+    per_norm = d_model + (d_model if norm == "layernorm" and bias else 0)
+    return {"attention": attention, "feed-forward": feed_forward, "norms": 2 * per_norm}
+
+
+def block_flops(n: int, d_model: int, d_ff: int, ffn: str = "relu") -> dict[str, int]:
+    """FLOPs of one block's matrix products on n tokens (self-attention), by part.
+
+    Attention: ``attention_flops(1, n, n, d_model)`` = 8·n·d² + 4·n²·d. Feed-forward:
+    ReLU 2 · 2·n·d·d_ff, SwiGLU 3 · 2·n·d·d_ff. Norms, activations and the gate's
+    elementwise product are O(n·d_ff) and left out, as ``torch.utils.flop_counter`` leaves
+    them out.
+    """
+    require_positive_int("d_ff", d_ff)
+    matrices = 3 if ffn == "swiglu" else 2
+    return {
+        "attention": attention_flops(1, n, n, d_model),
+        "feed-forward": matrices * 2 * n * d_model * d_ff,
+    }
+
+
+def swiglu_hidden_dim(d_model: int, multiple_of: int = 256) -> int:
+    """LLaMA's d_ff for SwiGLU: 2/3 of 4·d_model, rounded up to a multiple of ``multiple_of``.
+
+    Three d_model × d_ff matrices then hold about as many weights as the two of a ReLU
+    network with d_ff = 4·d_model: 3 · (8/3)·d² = 2 · 4·d². LLaMA-7B: d_model 4096 → 11008.
+    """
+    require_positive_int("d_model", d_model)
+    require_positive_int("multiple_of", multiple_of)
+    hidden = int(2 * 4 * d_model / 3)
+    return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 
 def model_parameter_counts(vocab_size: int, d_model: int, tied: bool,

@@ -7,6 +7,8 @@
   probability reaches p, so the number of candidates adapts to how sure the model is.
 - The temperature T divides the logits before the softmax: T < 1 sharpens the distribution,
   T > 1 flattens it, and T → 0 tends to the argmax, which is what T = 0 returns.
+- ``next_token_probs`` is the distribution ``sample_next`` draws from, and ``entropy_bits``
+  its Shannon entropy: how many bits of choice the filters leave.
 - Beam search keeps the ``beam_size`` most probable prefixes at every step (e.g. Sutskever,
   Vinyals and Le, 2014, "Sequence to Sequence Learning with Neural Networks", section 3.1),
   ranked by their total log-probability, without length normalisation.
@@ -72,9 +74,7 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
     _check_logits(logits)
     _check_filters(top_k, top_p)
     require_generator("generator", generator)
-    if (isinstance(temperature, bool) or not isinstance(temperature, numbers.Real)
-            or not 0 <= temperature < math.inf):
-        raise ValueError(f"temperature must be a non-negative, finite number, got {temperature!r}")
+    _check_temperature(temperature)
     if temperature == 0:
         return logits.argmax(dim=-1)  # (...)
     # Shifting by the row maximum first changes no probability, and keeps a tiny temperature
@@ -137,6 +137,39 @@ def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
         finished, alive = next_finished, next_alive
     # Beams still alive after max_len tokens end there.
     return sorted(finished + alive, key=lambda pair: -pair[1])[:beam_size]
+
+
+def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                     top_p: float | None = None) -> torch.Tensor:
+    """The distribution ``sample_next`` draws from: probabilities (..., V) of logits (..., V).
+
+    temperature = 0 puts all the mass on the argmax (ties: the first); otherwise the
+    softmax of ``filter_logits(logits / temperature, top_k, top_p)``, in float32 or wider.
+    """
+    _check_logits(logits)
+    _check_filters(top_k, top_p)
+    _check_temperature(temperature)
+    work = torch.promote_types(logits.dtype, torch.float32)
+    if temperature == 0:
+        best = logits.argmax(dim=-1, keepdim=True)  # (..., 1)
+        return torch.zeros_like(logits, dtype=work).scatter_(-1, best, 1.0)  # (..., V)
+    shifted = logits - logits.amax(dim=-1, keepdim=True)  # (..., V), max 0
+    filtered = filter_logits(shifted / temperature, top_k, top_p)  # (..., V)
+    return torch.softmax(filtered.to(work), dim=-1)  # (..., V)
+
+
+def entropy_bits(probs: torch.Tensor) -> torch.Tensor:
+    """Shannon entropy −Σ p log₂ p over the last dim, in bits; tokens of probability 0 add 0."""
+    require_tensor("probs", probs, min_ndim=1, floating=True)
+    terms = torch.where(probs > 0, probs * torch.log2(probs), torch.zeros_like(probs))
+    # + 0.0 turns the −0.0 of a single sure token into 0.0.
+    return -terms.sum(dim=-1) + 0.0  # (...)
+
+
+def _check_temperature(temperature) -> None:
+    if (isinstance(temperature, bool) or not isinstance(temperature, numbers.Real)
+            or not 0 <= temperature < math.inf):
+        raise ValueError(f"temperature must be a non-negative, finite number, got {temperature!r}")
 
 
 def _check_logits(logits) -> None:

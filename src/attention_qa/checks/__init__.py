@@ -24,10 +24,12 @@ from attention_qa.checks.blocks import (
     check_feed_forward,
     check_layer_flops,
     check_layer_norm,
+    check_rms_norm,
     check_sinusoidal_encoding,
 )
 from attention_qa.checks.caches import check_blocks_needed, check_mla_cache_bytes
 from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
+from attention_qa.checks.decoding import check_nucleus_probs
 from attention_qa.checks.efficient import (
     check_linear_attention,
     check_online_softmax,
@@ -59,6 +61,7 @@ __all__ = [
     "check_attention_mask",
     "check_shift_right",
     "check_greedy_decode",
+    "check_nucleus_probs",
     "check_multihead",
     "check_attention_flops",
     "check_cross_attention",
@@ -68,6 +71,7 @@ __all__ = [
     "check_layer_norm",
     "check_feed_forward",
     "check_layer_flops",
+    "check_rms_norm",
     "check_linear_attention",
     "check_online_softmax",
     "check_previous_token_score",

@@ -8,6 +8,7 @@ from attention_qa.explorers.attention_bugs import attention_bug_explorer
 from attention_qa.explorers.causal_leak import causal_leak_explorer
 from attention_qa.explorers.cross_attention import cross_attention_explorer
 from attention_qa.explorers.decode_steps import decode_step_explorer
+from attention_qa.explorers.decoding_filters import decoding_explorer
 from attention_qa.explorers.ffn_share import ffn_share_explorer
 from attention_qa.explorers.head_layout import head_layout_explorer
 from attention_qa.explorers.head_maps import head_maps_explorer
@@ -17,8 +18,9 @@ from attention_qa.explorers.kv_cache import kv_cache_explorer
 from attention_qa.explorers.latent_cache import latent_cache_explorer
 from attention_qa.explorers.layer_costs import layer_costs_explorer
 from attention_qa.explorers.masks import mask_explorer
-from attention_qa.explorers.moe_routing import moe_routing_explorer
 from attention_qa.explorers.model_families import model_family_explorer
+from attention_qa.explorers.modern_block import modern_block_explorer
+from attention_qa.explorers.moe_routing import moe_routing_explorer
 from attention_qa.explorers.norm_concentration import norm_concentration_explorer
 from attention_qa.explorers.online_softmax import online_softmax_explorer
 from attention_qa.explorers.paged_cache import paged_cache_explorer
@@ -61,7 +63,9 @@ BY_CHAPTER = {
     "q23": [model_family_explorer],
     "q24": [moe_routing_explorer],
     "q25": [rope_explorer, position_schemes_explorer],
+    "q26": [modern_block_explorer],
     "q27": [latent_cache_explorer],
+    "q28": [decoding_explorer],
     "q29": [paged_cache_explorer],
 }
 
