@@ -70,7 +70,9 @@ def sparse_vs_full(pattern: str, n: int, window: int, inputs: str = "local") -> 
     The error of query i is the RMS over the d_k components of (sparse − full) output; the
     values have unit variance, so 1 means an error as large as a value itself.
     """
-    q, k, v = make_qkv(inputs, n)
+    # float64: the panel draws these weights, and its pictures must not depend on the
+    # CPU's summation order (thread count, vector width)
+    q, k, v = (t.double() for t in make_qkv(inputs, n))  # (n, d_k) each
     mask = pattern_mask(pattern, n, window)  # (n, n)
     full_out, full_w = scaled_dot_product_attention(q, k, v)  # (n, d_k), (n, n)
     sparse_out, sparse_w = scaled_dot_product_attention(q, k, v, mask)  # (n, d_k), (n, n)
