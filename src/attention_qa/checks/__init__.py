@@ -32,7 +32,12 @@ from attention_qa.checks.efficient import (
     check_online_softmax,
     check_previous_token_score,
 )
-from attention_qa.checks.masks import check_attention_mask, check_greedy_decode, check_shift_right
+from attention_qa.checks.masks import (
+    check_attention_mask,
+    check_greedy_decode,
+    check_shift_right,
+    check_sink_window_mask,
+)
 from attention_qa.checks.multihead import (
     check_attention_flops,
     check_cross_attention,
@@ -67,4 +72,5 @@ __all__ = [
     "check_linear_attention",
     "check_online_softmax",
     "check_previous_token_score",
+    "check_sink_window_mask",
 ]

@@ -15,6 +15,7 @@ from attention_qa.explorers.head_split import head_split_explorer
 from attention_qa.explorers.heads import head_explorer
 from attention_qa.explorers.kv_cache import kv_cache_explorer
 from attention_qa.explorers.layer_costs import layer_costs_explorer
+from attention_qa.explorers.long_context import streaming_explorer
 from attention_qa.explorers.masks import mask_explorer
 from attention_qa.explorers.norm_concentration import norm_concentration_explorer
 from attention_qa.explorers.online_softmax import online_softmax_explorer
@@ -52,6 +53,7 @@ BY_CHAPTER = {
     "q20": [sparse_pattern_explorer],
     "q21": [online_softmax_explorer],
     "q22": [head_explorer],
+    "q30": [streaming_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
