@@ -1,6 +1,6 @@
 import pytest
 
-from attention_qa.explorers.long_context import N, SINKS, WINDOWS, streaming_explorer
+from attention_qa.explorers.long_context import SINKS, WINDOWS, N, streaming_explorer
 from attention_qa.masks import sink_window_mask
 
 
