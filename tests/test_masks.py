@@ -10,6 +10,7 @@ from attention_qa.masks import (
     combine_masks,
     global_local_mask,
     padding_mask,
+    sink_window_mask,
     sliding_window_mask,
     to_additive,
 )
@@ -324,3 +325,45 @@ def test_bigbird_errors(kwargs, error, message):
     args = {"n": 6, "window": 1, "global_tokens": [0]} | kwargs
     with pytest.raises(error, match=message):
         bigbird_mask(**args)
+
+
+# --- sink_window_mask -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "n, window, sinks", [(1, 1, 0), (6, 1, 0), (8, 3, 2), (10, 4, 1), (5, 6, 2), (7, 2, 9)]
+)
+def test_sink_window_matches_loop(n, window, sinks):
+    got = sink_window_mask(n, window, sinks)
+    assert got.dtype == torch.bool and got.shape == (n, n)
+    expected = mask_by_loop(n, n, lambda i, j: j <= i and (j < sinks or i - j < window))
+    assert torch.equal(got, expected)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 30), window=st.integers(1, 30), sinks=st.integers(0, 30))
+def test_sink_window_keeps_exactly_the_sinks_and_the_last_window_keys(n, window, sinks):
+    mask = sink_window_mask(n, window, sinks)
+    for i in range(n):
+        kept = set(mask[i].nonzero().flatten().tolist())
+        assert kept == set(range(min(sinks, i + 1))) | set(range(max(0, i - window + 1), i + 1))
+    # Never more than sinks + window keys, whatever n: the cache of StreamingLLM.
+    assert mask.sum(dim=1).max().item() == min(n, sinks + window)
+    # Without sinks it is Mistral's causal window, which counts the keys before i.
+    assert torch.equal(sink_window_mask(n, window, 0), sliding_window_mask(n, window - 1, True))
+    assert torch.equal(mask & ~causal_mask(n), torch.zeros(n, n, dtype=torch.bool))
+
+
+@pytest.mark.parametrize(
+    "n, window, sinks, message",
+    [
+        (0, 1, 0, "n must be a positive integer, got 0"),
+        (4, 0, 1, "window must be a positive integer, got 0"),
+        (4, 2.0, 1, "window must be a positive integer, got 2.0"),
+        (4, 2, -1, "sinks must be a non-negative integer, got -1"),
+        (4, 2, True, "sinks must be a non-negative integer, got True"),
+    ],
+)
+def test_sink_window_errors(n, window, sinks, message):
+    with pytest.raises(ValueError, match=message):
+        sink_window_mask(n, window, sinks)

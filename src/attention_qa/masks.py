@@ -3,7 +3,8 @@ convention). ``nn.MultiheadAttention`` uses the opposite one for its boolean mas
 
 The sparse patterns follow Longformer (Beltagy et al., 2020): a sliding window around each
 query, plus a few global positions that see, and are seen by, every position. BigBird
-(Zaheer et al., 2020) adds a few random keys to every other row.
+(Zaheer et al., 2020) adds a few random keys to every other row. StreamingLLM (Xiao et al.,
+2024) keeps a causal window of recent keys plus the first few keys, the attention sinks.
 """
 
 import torch
@@ -118,6 +119,27 @@ def sliding_window_mask(n: int, window: int, causal: bool = False) -> torch.Tens
     if causal:
         return (offset >= 0) & (offset <= window)  # (n, n)
     return offset.abs() <= window  # (n, n)
+
+
+def sink_window_mask(n: int, window: int, sinks: int) -> torch.Tensor:
+    """Bool ``(n, n)``: query i may see the first ``sinks`` keys and its last ``window`` keys.
+
+    Follows Xiao et al. (2024), "Efficient Streaming Language Models with Attention Sinks"
+    (StreamingLLM): the cache keeps a few initial tokens, the attention sinks, plus a rolling
+    window of the most recent tokens, the query's own key included. Causal throughout: key j
+    is kept when ``j ≤ i`` and (``j < sinks`` or ``i − j < window``), so every query sees at
+    most ``sinks + window`` keys however long the sequence. ``window`` counts keys, the
+    query's own included: ``sliding_window_mask(n, window − 1, causal=True)`` is this mask
+    with ``sinks=0``.
+    """
+    require_positive_int("n", n)
+    require_positive_int("window", window)  # window 0 would leave later queries no key
+    require_nonnegative_int("sinks", sinks)
+    i = torch.arange(n).unsqueeze(1)  # (n, 1)
+    j = torch.arange(n).unsqueeze(0)  # (1, n)
+    recent = (i - j >= 0) & (i - j < window)  # (n, n): the last `window` keys up to i
+    sink = (j < sinks) & (j <= i)  # (n, n): the first `sinks` keys, never the future
+    return recent | sink  # (n, n)
 
 
 def global_local_mask(n: int, window: int, global_tokens) -> torch.Tensor:

@@ -36,7 +36,12 @@ from attention_qa.checks.efficient import (
     check_previous_token_score,
 )
 from attention_qa.checks.families import check_clip_logits
-from attention_qa.checks.masks import check_attention_mask, check_greedy_decode, check_shift_right
+from attention_qa.checks.masks import (
+    check_attention_mask,
+    check_greedy_decode,
+    check_shift_right,
+    check_sink_window_mask,
+)
 from attention_qa.checks.moe import check_top_k_gates
 from attention_qa.checks.multihead import (
     check_attention_flops,
@@ -80,4 +85,5 @@ __all__ = [
     "check_mla_cache_bytes",
     "check_blocks_needed",
     "check_clip_logits",
+    "check_sink_window_mask",
 ]

@@ -17,6 +17,7 @@ from attention_qa.explorers.heads import head_explorer
 from attention_qa.explorers.kv_cache import kv_cache_explorer
 from attention_qa.explorers.latent_cache import latent_cache_explorer
 from attention_qa.explorers.layer_costs import layer_costs_explorer
+from attention_qa.explorers.long_context import streaming_explorer
 from attention_qa.explorers.masks import mask_explorer
 from attention_qa.explorers.model_families import model_family_explorer
 from attention_qa.explorers.modern_block import modern_block_explorer
@@ -67,6 +68,7 @@ BY_CHAPTER = {
     "q27": [latent_cache_explorer],
     "q28": [decoding_explorer],
     "q29": [paged_cache_explorer],
+    "q30": [streaming_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)

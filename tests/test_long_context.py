@@ -1,0 +1,72 @@
+import pytest
+import torch
+
+from attention_qa.attention import scaled_dot_product_attention
+from attention_qa.long_context import sink_head, softmax_with_sink, streaming_attention
+from attention_qa.masks import causal_mask
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_softmax_with_sink_is_off_by_one_at_zero(dtype):
+    torch.manual_seed(0)
+    scores = torch.randn(3, 5, 7, dtype=dtype)
+    expected = scores.exp() / (1 + scores.exp().sum(-1, keepdim=True))  # Miller (2023)
+    got = softmax_with_sink(scores)
+    assert got.dtype == dtype and got.shape == scores.shape
+    assert torch.allclose(got, expected, rtol=1e-5)
+    assert (got.sum(-1) < 1).all()
+
+
+def test_softmax_with_sink_is_a_zero_value_key_whose_weight_is_dropped():
+    torch.manual_seed(1)
+    q, k, v = torch.randn(2, 4, 8), torch.randn(2, 6, 8), torch.randn(2, 6, 3)
+    sink = torch.tensor([0.5, -1.0]).view(2, 1)  # one learned logit per head
+    scores = q @ k.transpose(-2, -1) / 8**0.5  # (2, 4, 6)
+    got = softmax_with_sink(scores, sink) @ v  # (2, 4, 3)
+    # The reference: a real extra key, scored sink_logit by every query, with a zero value.
+    extra = torch.cat([sink.expand(2, 4).unsqueeze(-1), scores], dim=-1)  # (2, 4, 7)
+    v_extra = torch.cat([torch.zeros(2, 1, 3), v], dim=1)  # (2, 7, 3)
+    expected = torch.softmax(extra, dim=-1) @ v_extra
+    assert torch.allclose(got, expected, atol=1e-6)
+
+
+def test_softmax_with_sink_does_not_overflow():
+    got = softmax_with_sink(torch.tensor([1000.0, 1000.0]), sink_logit=1000.0)
+    assert torch.allclose(got, torch.full((2,), 1 / 3))
+    assert torch.allclose(softmax_with_sink(torch.tensor([0.0]), -1e4), torch.ones(1))
+
+
+def test_softmax_with_sink_errors():
+    with pytest.raises(ValueError, match=r"sink_logit has shape \(3,\) but must broadcast"):
+        softmax_with_sink(torch.zeros(2, 5), torch.zeros(3))
+    with pytest.raises(TypeError, match="scores must be a floating-point tensor"):
+        softmax_with_sink(torch.zeros(2, 5, dtype=torch.long))
+
+
+def test_sink_head_is_the_same_everywhere_and_parks_weight_on_token_0():
+    scores, v = sink_head(16)
+    again, v_again = sink_head(16)
+    assert torch.equal(scores, again) and torch.equal(v, v_again)
+    assert scores.shape == (16, 16) and v.shape == (16, 16) and scores.dtype == torch.float64
+    assert (v[0] == 0).all() and (scores[:, 0] == 2.0).all()
+    _, weights = scaled_dot_product_attention(
+        torch.eye(16, dtype=torch.float64), torch.eye(16, dtype=torch.float64), v,
+        causal_mask(16), scale=0.0,
+    )  # a query that matches no key spreads its weight evenly over what it may see
+    assert torch.allclose(weights[-1], torch.full((16,), 1 / 16, dtype=torch.float64))
+    full = torch.softmax(scores.masked_fill(~causal_mask(16), float("-inf")), dim=-1)
+    assert (full[1:, 0] > 0.5).all()
+
+
+def test_streaming_attention_with_everything_kept_is_full_attention():
+    data = streaming_attention(12, window=12, sinks=0)
+    assert data["mask"].equal(causal_mask(12))
+    assert torch.allclose(data["weights"], data["full"]) and data["error"].max() < 1e-12
+    assert torch.allclose(data["mass"], torch.ones(12, dtype=torch.float64))
+
+
+def test_streaming_attention_without_the_sink_loses_its_weight():
+    without = streaming_attention(24, window=4, sinks=0)
+    with_sink = streaming_attention(24, window=4, sinks=1)
+    assert without["mass"][-1] < 0.3 < 0.9 < with_sink["mass"][-1]
+    assert without["error"][-1] > 10 * with_sink["error"][-1]
