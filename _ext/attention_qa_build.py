@@ -7,6 +7,11 @@
   and Colab, but without ``repository.url`` they could lead nowhere, so they are dropped.
 * Keeps the pages offline: the book runs no code in the browser through thebe, so its
   scripts (which name a CDN, and come out twice on a page) are left out.
+
+Light, readable pages (the modules beside this one, set up from here):
+
+* ``book_math``: maths typeset to SVG at build time (MathJax in Node), no MathJax script;
+* ``book_pages``: the hook that finishes each page once the theme has rendered it.
 """
 
 import os
@@ -32,6 +37,8 @@ def launch_buttons_need_a_repository(app, config):
 
 def setup(app):
     os.environ[BUILD_ENV] = "1"
+    for module in ("book_math", "book_pages"):
+        app.setup_extension(module)
     app.connect("config-inited", launch_buttons_need_a_repository)
     app.connect("html-page-context", drop_thebe)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
