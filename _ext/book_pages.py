@@ -6,19 +6,22 @@ that each HTML page passes through ``finish_page`` on its way to disk, in whiche
 writes it:
 
 * the page's maths glyph outlines go in once, right after ``<body>`` (``book_math``); the
-  sidebar's formulas are known only now.
+  sidebar's formulas are known only now;
+* the Font Awesome script tag goes (``book_icons``).
 """
 
 from __future__ import annotations
 
 import re
 
+import book_icons
 import book_math
 
 BODY_TAG = re.compile(r"<body\b[^>]*>")
 
 
 def finish_page(page_html: str) -> str:
+    page_html = book_icons.drop_icon_script(page_html)
     defs = book_math.glyph_defs(page_html)
     if defs:
         body = BODY_TAG.search(page_html)
