@@ -13,6 +13,7 @@ Light, readable pages (the modules beside this one, set up from here):
 * ``book_math``: maths typeset to SVG at build time (MathJax in Node), no MathJax script;
 * ``book_icons``: the theme's icons from a font cut to the icons used, no Font Awesome script;
 * ``book_cjk``: Chinese marked ``lang="zh-CN"`` and drawn with the site's own Chinese font;
+* ``book_search``: Chinese search with jieba, snippets in plain text;
 * ``book_pages``: the hook that finishes each page once the theme has rendered it.
 """
 
@@ -39,7 +40,7 @@ def launch_buttons_need_a_repository(app, config):
 
 def setup(app):
     os.environ[BUILD_ENV] = "1"
-    for module in ("book_math", "book_icons", "book_cjk", "book_pages"):
+    for module in ("book_math", "book_icons", "book_cjk", "book_search", "book_pages"):
         app.setup_extension(module)
     app.connect("config-inited", launch_buttons_need_a_repository)
     app.connect("html-page-context", drop_thebe)
