@@ -1,5 +1,5 @@
-"""Every page loads cleanly and offline; maths is typeset at build time (no MathJax
-script); explorers respond."""
+"""Every page loads cleanly and offline, with no missing file; maths is typeset at build
+time (no MathJax script); explorers respond."""
 
 import re
 
@@ -17,6 +17,8 @@ def test_page_loads_offline_without_errors(page, site_url, path):
     assert page.outside_requests == [], (
         f"{path}: requests outside 127.0.0.1 {page.outside_requests}"
     )
+    # Favicon included: a browser asks for /favicon.ico when a page names no icon.
+    assert page.failed_responses == [], f"{path}: missing files {page.failed_responses}"
 
 
 MATHS_JS = """() => {
