@@ -121,7 +121,7 @@ def cut_icon_font(app, exception) -> None:
     (static / THEME_CSS).write_text(trim_icon_rules(theme_css, names), encoding="utf-8")
     for name in DELETED:
         (static / name).unlink(missing_ok=True)
-    logger.info("icon font: %d icons (%s)", len(points), ", ".join(sorted(n for n in names)))
+    logger.info("icon font: %d glyphs, for %s", len(points), ", ".join(sorted(names)))
 
 
 def setup(app):
