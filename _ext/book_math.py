@@ -242,7 +242,7 @@ def tex_to_text(tex: str) -> str:
 # --- Sphinx's HTML visitors --------------------------------------------------------------
 
 
-def _rendered(self, node, tex: str, display: bool) -> str | None:
+def _rendered(node, tex: str, display: bool) -> str | None:
     try:
         return RENDERER.render(tex, display)
     except TexError as err:
@@ -252,7 +252,7 @@ def _rendered(self, node, tex: str, display: bool) -> str | None:
 
 def html_visit_math(self, node: nodes.math) -> None:
     tex = node.astext()
-    svg = _rendered(self, node, tex, display=False)
+    svg = _rendered(node, tex, display=False)
     self.body.append(
         self.starttag(
             node,
@@ -280,7 +280,7 @@ def display_tex(node: nodes.math_block) -> str:
 
 def html_visit_displaymath(self, node: nodes.math_block) -> None:
     tex = display_tex(node)
-    svg = _rendered(self, node, tex, display=True)
+    svg = _rendered(node, tex, display=True)
     self.body.append(
         self.starttag(
             node, "div", CLASS="math notranslate nohighlight", **{"data-text": tex_to_text(tex)}
@@ -321,7 +321,6 @@ def glyph_defs(page_html: str) -> str:
 EXTRA_CSS = """
 /* The book's additions: long display formulas shrink to the column, never scroll. */
 mjx-container[jax="SVG"][display="true"] > svg { max-width: 100%; height: auto; }
-div.math { overflow-wrap: normal; }
 """
 
 
