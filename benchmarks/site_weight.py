@@ -155,7 +155,7 @@ class Transfers:
         )
 
 
-def _settle(page, transfers: "Transfers", quiet_ms: int = 500, limit_ms: int = 30_000):
+def _settle(page, transfers: "Transfers", quiet_ms: int = 300, limit_ms: int = 30_000):
     """Wait until the page, its fonts and its lazily loaded pieces have all arrived:
     fonts ready and no request in flight for quiet_ms."""
     page.evaluate("() => document.fonts.ready.then(() => true)")

@@ -1,13 +1,15 @@
 """Chinese text is marked lang="zh-CN" on every page, and drawn upright with the Chinese font
-the site ships (not a font of the reader's machine)."""
+the site ships (not a font of the reader's machine).
+
+``check_chinese`` runs on every page in ``test_site.py``, which loads each page once for
+all of its per-page checks."""
 
 import functools
 
 import pytest
 
-from tests.site.conftest import SITE, built_pages
+from tests.site.conftest import SITE
 
-PAGES = built_pages() if SITE.exists() else ["index.html"]
 FAMILY = "Book Noto Sans SC"
 # What the site marks as Chinese: Han, CJK punctuation, full-width forms (_ext/book_cjk.py).
 CJK = r"\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
@@ -41,9 +43,9 @@ STYLE_JS = """() => [...document.querySelectorAll('[lang="zh-CN"]')].map(el => {
 })"""
 
 
-@pytest.mark.parametrize("path", PAGES)
-def test_chinese_text_is_marked_and_drawn_with_the_shipped_font(page, site_url, path):
-    page.goto(f"{site_url}/{path}", wait_until="networkidle")
+def check_chinese(page, path: str) -> None:
+    """On a loaded page: every piece of Chinese is marked, upright, in the shipped font (the
+    bold face for bold text), and that font has loaded."""
     assert page.evaluate(UNMARKED_JS) == [], f"{path}: Chinese without lang=zh-CN"
     spans = page.evaluate(STYLE_JS)
     for span in spans:

@@ -1,11 +1,12 @@
-"""Every page loads cleanly and offline, with no missing file; maths is typeset at build
-time (no MathJax script); explorers respond."""
+"""Every page loads cleanly and offline, with no missing file, its Chinese marked and in the
+shipped font; maths is typeset at build time (no MathJax script); explorers respond."""
 
 import re
 
 import pytest
 
 from tests.site.conftest import SITE, built_pages
+from tests.site.test_chinese import check_chinese
 
 PAGES = built_pages() if SITE.exists() else ["index.html"]
 
@@ -19,6 +20,8 @@ def test_page_loads_offline_without_errors(page, site_url, path):
     )
     # Favicon included: a browser asks for /favicon.ico when a page names no icon.
     assert page.failed_responses == [], f"{path}: missing files {page.failed_responses}"
+    if path != "index.html":  # the root only sends the reader on to the intro
+        check_chinese(page, path)
 
 
 MATHS_JS = """() => {
