@@ -28,8 +28,9 @@ def _is_thebe(script) -> bool:
 
 
 def drop_thebe(app, pagename, templatename, context, doctree):
-    context["script_files"] = [s for s in context.get("script_files", []) if not _is_thebe(s)]
-    context["css_files"] = [c for c in context.get("css_files", []) if "thebe" not in str(c)]
+    # In place: other handlers may add a file to the page through the builder's own lists.
+    context["script_files"][:] = [s for s in context["script_files"] if not _is_thebe(s)]
+    context["css_files"][:] = [c for c in context["css_files"] if "thebe" not in str(c)]
 
 
 def launch_buttons_need_a_repository(app, config):

@@ -8,9 +8,10 @@
   outputs join the page only as it is written: ``MarkChineseInOutputs`` marks those.
 * ``mark_print_title``: the theme repeats each page's title, as plain text, in a heading
   shown only in print (the handouts); it is marked the same way.
-* ``cjk.css`` (in ``_static``) draws ``:lang(zh)`` text with ``fonts/noto-sans-sc-book.woff2``,
-  Noto Sans CJK SC cut down to the characters the book uses (``scripts/make_cjk_font.py``
-  makes it), and never in a made-up italic.
+* ``_static/cjk.css`` (jupyter-book links every stylesheet in ``_static/`` into every page)
+  draws ``:lang(zh)`` text with ``_static/fonts/noto-sans-sc-book-{400,700}.woff2``, Noto
+  Sans CJK SC cut down to the characters the book uses (``scripts/make_cjk_font.py`` makes
+  them), and never in a made-up italic.
 """
 
 from __future__ import annotations
@@ -124,5 +125,4 @@ def setup(app):
     app.add_post_transform(MarkChineseInOutputs)
     # After sphinx-book-theme sets the title (at the default priority, 500).
     app.connect("html-page-context", mark_print_title, priority=600)
-    app.add_css_file("cjk.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
