@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 from docutils import nodes
+from sphinx.errors import ExtensionError
 from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
@@ -35,6 +36,7 @@ logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "tex2svg.js"
 STYLESHEET = "math.css"
+NEEDS = "Maths needs Node and MathJax (`apt-get install nodejs npm`, then `npm ci`)"
 GLYPH_USE = re.compile(r'<use\b[^>]*\bhref="#(MJX-[A-Za-z0-9-]+)"')
 
 
@@ -52,23 +54,32 @@ class TexRenderer:
         self._cache: dict[tuple[str, bool], str] = {}
         self.outlines: dict[str, str] = {}  # glyph id -> SVG path data, every glyph seen
 
+    def _start(self) -> None:
+        try:
+            self._process = subprocess.Popen(
+                ["node", str(SCRIPT)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                cwd=HERE.parent,
+            )
+        except FileNotFoundError as err:
+            raise ExtensionError(f"{NEEDS}: no `node` on the PATH") from err
+        self._owner = os.getpid()
+
     def _ask(self, request: dict) -> dict:
         with self._lock:
             if self._process is None or self._owner != os.getpid():  # a forked writer
-                self._process = subprocess.Popen(
-                    ["node", str(SCRIPT)],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    text=True,
-                    encoding="utf-8",
-                    cwd=HERE.parent,
-                )
-                self._owner = os.getpid()
-            self._process.stdin.write(json.dumps(request) + "\n")
-            self._process.stdin.flush()
-            line = self._process.stdout.readline()
-        if not line:
-            raise TexError("the TeX renderer (node _ext/tex2svg.js) stopped")
+                self._start()
+            try:
+                self._process.stdin.write(json.dumps(request) + "\n")
+                self._process.stdin.flush()
+                line = self._process.stdout.readline()
+            except BrokenPipeError:
+                line = ""
+        if not line:  # Node printed why on stderr
+            raise ExtensionError(f"{NEEDS}: node _ext/tex2svg.js stopped")
         return json.loads(line)
 
     def render(self, tex: str, display: bool) -> str:
