@@ -12,6 +12,14 @@
   still works opened from a folder (relative links, no server).
 * Keeps the pages offline: the book runs no code in the browser through thebe, so its
   scripts (which name a CDN, and come out twice on a page) are left out.
+
+Light, readable pages (the modules beside this one, set up from here):
+
+* ``book_math``: maths typeset to SVG at build time (MathJax in Node), no MathJax script;
+* ``book_icons``: the theme's icons from a font cut to the icons used, no Font Awesome script;
+* ``book_cjk``: Chinese marked ``lang="zh-CN"`` and drawn with the site's own Chinese font;
+* ``book_search``: Chinese search with jieba, snippets in plain text;
+* ``book_pages``: the hook that finishes each page once the theme has rendered it.
 """
 
 import base64
@@ -32,8 +40,9 @@ def _is_thebe(script) -> bool:
 
 
 def drop_thebe(app, pagename, templatename, context, doctree):
-    context["script_files"] = [s for s in context.get("script_files", []) if not _is_thebe(s)]
-    context["css_files"] = [c for c in context.get("css_files", []) if "thebe" not in str(c)]
+    # In place: other handlers may add a file to the page through the builder's own lists.
+    context["script_files"][:] = [s for s in context["script_files"] if not _is_thebe(s)]
+    context["css_files"][:] = [c for c in context["css_files"] if "thebe" not in str(c)]
 
 
 def frames_to_files(app, pagename, templatename, context, doctree):
@@ -62,6 +71,8 @@ def launch_buttons_need_a_repository(app, config):
 
 def setup(app):
     os.environ[BUILD_ENV] = "1"
+    for module in ("book_math", "book_icons", "book_cjk", "book_search", "book_pages"):
+        app.setup_extension(module)
     app.connect("config-inited", launch_buttons_need_a_repository)
     app.connect("html-page-context", drop_thebe)
     app.connect("html-page-context", frames_to_files)

@@ -22,3 +22,22 @@ function aqaFixHeaderButtons() {
 }
 document.addEventListener("DOMContentLoaded", aqaFixHeaderButtons);
 window.addEventListener("load", aqaFixHeaderButtons);
+
+// The theme wires only the first sidebar toggle of each kind (in the page header, hidden on
+// this book's pages); the toggles readers see, above the article, did nothing. Each one
+// now presses the wired toggle: on a wide screen the sidebar folds away, on a narrow one
+// it opens as a dialog.
+function aqaWireSidebarToggles() {
+  ["primary", "secondary"].forEach(function (side) {
+    var toggles = document.querySelectorAll("." + side + "-toggle");
+    toggles.forEach(function (toggle, i) {
+      if (i === 0 || toggle.dataset.aqaWired) return;
+      toggle.dataset.aqaWired = "true";
+      toggle.addEventListener("click", function (event) {
+        event.preventDefault();
+        toggles[0].click();
+      });
+    });
+  });
+}
+document.addEventListener("DOMContentLoaded", aqaWireSidebarToggles);

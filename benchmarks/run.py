@@ -7,6 +7,9 @@ Measures, on this machine:
   (target ≤ 30 s), and the nbval suite;
 - built page weight (budget ≤ 3 MB a page, ≤ 60 MB the site) and committed notebook size
   (budget ≤ 1 MB each);
+- what a reader's browser transfers (Chromium, ``site_weight.py``): a first visit to each
+  chapter (target ≤ 1.5 MB) and the next chapter after it (target ≤ 500 kB), and the time
+  from a key press on an explorer's slider to its new frame on screen;
 - the attention benchmarks of the later chapters, where present.
 
 Usage: python benchmarks/run.py [--quick] [--make-test] [--json PATH]
@@ -103,6 +106,7 @@ def main(argv):
     args = parser.parse_args(argv)
     (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT / "benchmarks"))
+    import site_weight
     from explorer_latency import measure
 
     results = {"machine": f"{platform.machine()}, {platform.python_version()}"}
@@ -116,6 +120,7 @@ def main(argv):
         results["make_test"] = json.loads(LAST_MAKE_TEST.read_text())
     results["pages"] = page_weights()
     results["notebooks"] = notebook_sizes()
+    results["site"] = site_weight.measure()
     for script in ("efficient_attention.py", "decode_cache.py"):
         results[Path(script).stem] = script_json(script)
 
@@ -150,6 +155,7 @@ def main(argv):
         ("heaviest page", f"{results['pages']['heaviest_page_mb']:.2f} MB", "≤ 3 MB"),
         ("whole site", f"{results['pages']['site_mb']:.1f} MB", "≤ 60 MB"),
         ("largest notebook", f"{results['notebooks']['largest_notebook_mb']:.2f} MB", "≤ 1 MB"),
+        *site_weight.summary_rows(results["site"]),
     ]
     rows = [row for row in rows if not row[1].startswith("nan")]  # not measured this run
     table = "| figure | measured | target |\n|---|---|---|\n"
@@ -161,6 +167,7 @@ def main(argv):
         f"| {r['naive_median_ms']:.0f} ms | {r['speedup']:.1f}× |\n"
         for r in lat
     )
+    table += "\n" + site_weight.table(results["site"])
     print("\n" + table)
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
     TABLE.write_text(f"Measured on {stamp}, {results['machine']}, by `make bench`.\n\n{table}")

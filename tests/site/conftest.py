@@ -56,12 +56,20 @@ def browser():
 
 @pytest.fixture
 def page(browser, site_url):
-    """A page that records console errors and every request that leaves 127.0.0.1."""
+    """A page that records console errors, every request that leaves 127.0.0.1, every
+    request the site answers with an error (a missing file), and every URL requested."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.console_errors = []
     page.outside_requests = []
+    page.failed_responses = []
+    page.requested = []
     page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(msg.text))
+    page.on("request", lambda request: page.requested.append(request.url))
+    page.on(
+        "response",
+        lambda r: r.status >= 400 and page.failed_responses.append(f"{r.status} {r.url}"),
+    )
     page.on("pageerror", lambda err: page.console_errors.append(str(err)))
 
     def route(route):

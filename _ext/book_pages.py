@@ -1,0 +1,48 @@
+"""The last step of every page: what can only be done once the theme has written it all.
+
+Sphinx renders each page's template (body, sidebar, header) in one go, and has no event
+after that. ``finish_pages`` (``builder-inited``) wraps the builder's template renderer so
+that each HTML page passes through ``finish_page`` on its way to disk, in whichever process
+writes it:
+
+* the page's maths glyph outlines go in once, right after ``<body>`` (``book_math``); the
+  sidebar's formulas are known only now;
+* the Font Awesome script tag goes (``book_icons``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import book_icons
+import book_math
+
+BODY_TAG = re.compile(r"<body\b[^>]*>")
+
+
+def finish_page(page_html: str) -> str:
+    page_html = book_icons.drop_icon_script(page_html)
+    defs = book_math.glyph_defs(page_html)
+    if defs:
+        body = BODY_TAG.search(page_html)
+        if body:
+            page_html = page_html[: body.end()] + "\n" + defs + page_html[body.end() :]
+    return page_html
+
+
+def finish_pages(app) -> None:
+    if app.builder.format != "html":
+        return
+    templates = app.builder.templates
+    render = templates.render
+
+    def render_and_finish(template: str, context: dict) -> str:
+        output = render(template, context)
+        return finish_page(output) if template.endswith(".html") else output
+
+    templates.render = render_and_finish
+
+
+def setup(app):
+    app.connect("builder-inited", finish_pages)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
