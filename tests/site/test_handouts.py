@@ -15,8 +15,9 @@ from make_handouts import chapter_pages, print_pages  # noqa: E402
 
 
 def _words(text: str) -> str:
-    """Collapse white space, undo hyphenation at line ends and ligatures such as 'ﬃ'."""
-    text = unicodedata.normalize("NFKC", text)
+    """Collapse white space, undo hyphenation at line ends and ligatures such as 'ﬃ';
+    the site sets apostrophes typographically (today’s), the notebook types them plainly."""
+    text = unicodedata.normalize("NFKC", text).replace("’", "'")
     return re.sub(r"-\s+", "-", re.sub(r"\s+", " ", text)).strip()
 
 
