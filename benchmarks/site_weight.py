@@ -18,29 +18,14 @@ Usage: python benchmarks/site_weight.py [--only PAGE ...] [--json PATH]   (print
 """
 
 import argparse
-import contextlib
-import functools
-import http.server
 import json
-import os
 import re
-import shutil
 import sys
-import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SITE = ROOT / "_build" / "html"
-CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from built_site import SITE, chromium, serve  # noqa: E402
+
 KB = 1000
 FIRST_VISIT_BUDGET = 1_500_000
 NEXT_PAGE_BUDGET = 500_000
@@ -72,36 +57,6 @@ def _redirect_target(site: Path) -> str | None:
 def inline_data_bytes(path: str, site: Path = SITE) -> int:
     """Bytes of base64 images written into a page (explorer frames, inlined figures)."""
     return sum(len(m.group(0)) for m in INLINE_IMAGE.finditer((site / path).read_bytes()))
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@contextlib.contextmanager
-def serve(site: Path = SITE):
-    """The built site on http://127.0.0.1:<free port>, for as long as the block runs."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-
-
-@contextlib.contextmanager
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 class Transfers:

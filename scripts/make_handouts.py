@@ -6,30 +6,14 @@ The site is served on 127.0.0.1 while printing; each explorer prints its default
 and figures. Needs the built site (`make book`) and Chromium.
 """
 
-import functools
-import http.server
-import os
-import shutil
 import sys
-import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SITE = ROOT / "_build" / "html"
-CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+from built_site import ROOT, SITE, chromium, serve
 
 
 def chapter_pages() -> list[Path]:
     return sorted((SITE / "book").glob("q*.html"))
-
-
-def _serve():
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(SITE))
-    handler.log_message = lambda *args: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def print_pages(browser, url: str, out_dir: Path) -> list[Path]:
@@ -49,19 +33,10 @@ def print_pages(browser, url: str, out_dir: Path) -> list[Path]:
 
 
 def print_handouts(out_dir: Path) -> list[Path]:
-    from playwright.sync_api import sync_playwright
-
     if not (SITE / "index.html").exists():
         raise SystemExit("no built site: run `make book` first")
-    server = _serve()
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            written = print_pages(browser, f"http://127.0.0.1:{server.server_address[1]}", out_dir)
-            browser.close()
-    finally:
-        server.shutdown()
-    return written
+    with serve(SITE) as url, chromium() as browser:
+        return print_pages(browser, url, out_dir)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,8 @@
-"""GeneralAttention (Luong's bilinear score) against an explicit loop and einsum."""
-
-import math
+"""GeneralAttention (Luong's bilinear score) against einsum; what it shares with
+AdditiveAttention (masks, broadcasting, messages) is tested in test_score_modules.py."""
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from attention_qa.attention import GeneralAttention, scaled_dot_product_attention
 
@@ -20,43 +17,11 @@ def rand(*shape, seed=0):
     return torch.randn(*shape, generator=g, dtype=torch.float64)
 
 
-def general_by_loop(module, q, k, v, mask=None):
-    """Luong et al. (2015): e_ij = q_iᵀ W k_j, softmax over the allowed keys, one pair at a time.
-
-    q: (n, d_query), k: (m, d_key), v: (m, d_v); no batch dims.
-    """
-    W = module.W.weight.detach()  # (d_query, d_key)
-    n, m = q.shape[0], k.shape[0]
-    out = torch.zeros(n, v.shape[1], dtype=q.dtype)
-    weights = torch.zeros(n, m, dtype=q.dtype)
-    for i in range(n):
-        allowed = [j for j in range(m) if mask is None or bool(mask[i, j])]
-        if not allowed:
-            continue
-        e = {j: float(q[i] @ W @ k[j]) for j in allowed}
-        top = max(e.values())
-        z = sum(math.exp(s - top) for s in e.values())
-        for j in allowed:
-            weights[i, j] = math.exp(e[j] - top) / z
-            out[i] += weights[i, j] * v[j]
-    return out, weights
-
-
 def test_parameter_is_the_score_matrix():
     module = GeneralAttention(5, 3)
     assert module.W.weight.shape == (5, 3)  # (d_query, d_key)
     assert module.W.bias is None
     assert [name for name, _ in module.named_parameters()] == ["W.weight"]
-
-
-def test_matches_loop_with_different_d_query_and_d_key():
-    module = make_module(5, 3)
-    q, k, v = rand(4, 5, seed=1), rand(6, 3, seed=2), rand(6, 2, seed=3)
-    out, w = module(q, k, v)
-    ref_out, ref_w = general_by_loop(module, q, k, v)
-    assert out.shape == (4, 2) and w.shape == (4, 6)
-    torch.testing.assert_close(out, ref_out)
-    torch.testing.assert_close(w, ref_w)
 
 
 def test_matches_einsum_with_batch_dims():
@@ -81,72 +46,12 @@ def test_identity_W_is_unscaled_dot_product_attention():
     torch.testing.assert_close(w, ref_w)
 
 
-def test_matches_loop_with_mask_and_fully_masked_row():
-    module = make_module(4, 3, seed=1)
-    q, k, v = rand(3, 4, seed=4), rand(5, 3, seed=5), rand(5, 3, seed=6)
-    mask = torch.tensor(
-        [[True, False, True, False, True], [False] * 5, [False, False, False, False, True]]
-    )
-    out, w = module(q, k, v, mask=mask)
-    ref_out, ref_w = general_by_loop(module, q, k, v, mask)
-    torch.testing.assert_close(out, ref_out)
-    torch.testing.assert_close(w, ref_w)
-    # The fully masked query gets zero weights and zero output, not NaN.
-    assert torch.equal(w[1], torch.zeros(5, dtype=torch.float64))
-    assert torch.equal(out[1], torch.zeros(3, dtype=torch.float64))
-    assert (w[~mask] == 0).all()
-    torch.testing.assert_close(w[2], torch.tensor([0, 0, 0, 0, 1.0], dtype=torch.float64))
-
-
-def test_fully_masked_everything_is_zero_not_nan():
-    module = make_module(2, 3)
-    q, k, v = rand(2, 3, 2), rand(2, 4, 3), rand(2, 4, 5)
-    out, w = module(q, k, v, mask=torch.zeros(3, 4, dtype=torch.bool))
-    assert torch.equal(out, torch.zeros(2, 3, 5, dtype=torch.float64))
-    assert torch.equal(w, torch.zeros(2, 3, 4, dtype=torch.float64))
-
-
-def test_batch_dims_broadcast_like_additive_attention():
-    module = make_module(4, 3, seed=2)
-    q = rand(2, 1, 3, 4, seed=7)  # (B, 1, n, d_query)
-    k = rand(1, 4, 6, 3, seed=8)  # (1, h, m, d_key)
-    v = rand(6, 2, seed=9)  # (m, d_v), shared by every batch entry
-    mask = rand(3, 6, seed=10) > -0.5  # (n, m), broadcast over batch
-    out, w = module(q, k, v, mask=mask)
-    assert out.shape == (2, 4, 3, 2) and w.shape == (2, 4, 3, 6)
-    for b in range(2):
-        for h in range(4):
-            ref_out, ref_w = general_by_loop(module, q[b, 0], k[0, h], v, mask)
-            torch.testing.assert_close(out[b, h], ref_out)
-            torch.testing.assert_close(w[b, h], ref_w)
-
-
 def test_gradients_reach_W():
     module = GeneralAttention(3, 2)
     q, k, v = torch.randn(2, 3), torch.randn(4, 2), torch.randn(4, 5)
     out, _ = module(q, k, v)
     out.square().sum().backward()
     assert module.W.weight.grad is not None and module.W.weight.grad.abs().sum() > 0
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    n=st.integers(1, 4),
-    m=st.integers(1, 4),
-    d_query=st.integers(1, 4),
-    d_key=st.integers(1, 4),
-    d_v=st.integers(1, 3),
-    seed=st.integers(0, 2**16),
-)
-def test_property_matches_loop(n, m, d_query, d_key, d_v, seed):
-    module = make_module(d_query, d_key, seed=seed)
-    q, k = rand(n, d_query, seed=seed), rand(m, d_key, seed=seed + 1)
-    v = rand(m, d_v, seed=seed + 2)
-    mask = rand(n, m, seed=seed + 3) > 0
-    out, w = module(q, k, v, mask=mask)
-    ref_out, ref_w = general_by_loop(module, q, k, v, mask)
-    torch.testing.assert_close(out, ref_out)
-    torch.testing.assert_close(w, ref_w)
 
 
 @pytest.mark.parametrize(
@@ -162,24 +67,3 @@ def test_bad_constructor_arguments(args, message):
         GeneralAttention(*args)
 
 
-def test_bad_inputs_name_argument_and_shapes():
-    module = make_module(4, 3)
-    q, k, v = rand(2, 4), rand(5, 3), rand(5, 6)
-    with pytest.raises(ValueError, match=r"q has shape \(2, 5\) but this module has d_query=4"):
-        module(rand(2, 5), k, v)
-    with pytest.raises(ValueError, match=r"k has shape \(5, 4\) but this module has d_key=3"):
-        module(q, rand(5, 4), v)
-    with pytest.raises(ValueError, match=r"v has shape \(4, 6\) but k has m=5 keys"):
-        module(q, k, rand(4, 6))
-    with pytest.raises(TypeError, match="v must be a floating-point tensor"):
-        module(q, k, torch.ones(5, 6, dtype=torch.long))
-    with pytest.raises(TypeError, match="mask must be a boolean tensor"):
-        module(q, k, v, mask=torch.ones(2, 5))
-    with pytest.raises(ValueError, match=r"mask has shape \(3, 5\) which does not broadcast"):
-        module(q, k, v, mask=torch.ones(3, 5, dtype=torch.bool))
-
-
-def test_dtype_mismatch_with_weights_is_explained():
-    module = GeneralAttention(2, 2)  # float32 weights
-    with pytest.raises(TypeError, match="module's weights have dtype torch.float32"):
-        module(rand(1, 2), rand(3, 2), rand(3, 1))

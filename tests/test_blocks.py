@@ -29,22 +29,26 @@ def randomise_(module, seed=0):
 
 
 @pytest.mark.parametrize("shape", [(8,), (3, 8), (2, 5, 8)])
-@pytest.mark.parametrize("eps", [1e-5, 0.1])
-def test_layernorm_matches_torch(shape, eps):
-    ours = randomise_(LayerNorm(8, eps=eps).double(), seed=1)
-    ref = nn.LayerNorm(8, eps=eps).double()
+@pytest.mark.parametrize(
+    "ours_type, torch_type, eps",
+    [(LayerNorm, nn.LayerNorm, 1e-5), (LayerNorm, nn.LayerNorm, 0.1),
+     (RMSNorm, nn.RMSNorm, 1e-6), (RMSNorm, nn.RMSNorm, 0.1)],
+)
+def test_norms_match_torch(shape, ours_type, torch_type, eps):
+    ours = randomise_(ours_type(8, eps=eps).double(), seed=1)
+    ref = torch_type(8, eps=eps).double()
     with torch.no_grad():
-        ref.weight.copy_(ours.weight)
-        ref.bias.copy_(ours.bias)
+        for name, param in ref.named_parameters():  # RMSNorm has a weight only
+            param.copy_(getattr(ours, name))
     x = rand(*shape, seed=2) * 3 + 1
     torch.testing.assert_close(ours(x), ref(x))
-    # The gradients agree too, for the input and both parameters.
+    # The gradients agree too, for the input and every parameter.
     x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
     (ours(x1) ** 3).sum().backward()
     (ref(x2) ** 3).sum().backward()
     torch.testing.assert_close(x1.grad, x2.grad)
-    torch.testing.assert_close(ours.weight.grad, ref.weight.grad)
-    torch.testing.assert_close(ours.bias.grad, ref.bias.grad)
+    for name, param in ref.named_parameters():
+        torch.testing.assert_close(getattr(ours, name).grad, param.grad)
 
 
 def test_layernorm_fresh_layer_normalises_with_biased_variance():
@@ -134,22 +138,6 @@ def test_feedforward_bad_arguments():
 
 
 # --- RMSNorm ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("shape", [(8,), (3, 8), (2, 5, 8)])
-@pytest.mark.parametrize("eps", [1e-6, 0.1])
-def test_rmsnorm_matches_torch(shape, eps):
-    ours = randomise_(RMSNorm(8, eps=eps).double(), seed=1)
-    ref = nn.RMSNorm(8, eps=eps).double()
-    with torch.no_grad():
-        ref.weight.copy_(ours.weight)
-    x = rand(*shape, seed=2) * 3 + 1
-    torch.testing.assert_close(ours(x), ref(x))
-    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
-    (ours(x1) ** 3).sum().backward()
-    (ref(x2) ** 3).sum().backward()
-    torch.testing.assert_close(x1.grad, x2.grad)
-    torch.testing.assert_close(ours.weight.grad, ref.weight.grad)
 
 
 def test_rmsnorm_default_eps_and_parameters():

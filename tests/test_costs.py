@@ -4,16 +4,23 @@ import pytest
 import torch
 from torch import nn
 
-from attention_qa.blocks import TransformerBlock
+from attention_qa.blocks import ConfigurableBlock, TransformerBlock
 from attention_qa.costs import (
+    DEEPSEEK_V2,
     MODEL_PRESETS,
+    attention_parameters,
+    block_flops,
     block_parameter_counts,
+    cache_elements_per_token,
+    configurable_block_parameter_counts,
     cumulative_scores,
     layer_flops,
     model_parameter_counts,
     scores_per_step,
+    swiglu_hidden_dim,
 )
 from attention_qa.measure import count_flops
+from attention_qa.multihead import MultiHeadAttention, MultiHeadLatentAttention
 
 
 @pytest.mark.parametrize("n, d", [(8, 16), (32, 8)])
@@ -95,8 +102,6 @@ def test_model_parameter_counts_refuse_bad_sizes():
 
 @pytest.mark.parametrize("kind, h_kv", [("MHA", 8), ("GQA", 2), ("MQA", 1)])
 def test_mha_gqa_mqa_counts_match_the_module(kind, h_kv):
-    from attention_qa.costs import attention_parameters, cache_elements_per_token
-    from attention_qa.multihead import MultiHeadAttention
 
     d_model, h = 64, 8
     module = MultiHeadAttention(d_model, h, num_kv_heads=h_kv, bias=False)
@@ -109,8 +114,6 @@ def test_mha_gqa_mqa_counts_match_the_module(kind, h_kv):
 
 
 def test_mla_counts_match_the_module_and_explicit_layers():
-    from attention_qa.costs import attention_parameters, cache_elements_per_token
-    from attention_qa.multihead import MultiHeadLatentAttention
 
     d_model, h, d_latent = 48, 4, 20
     module = MultiHeadLatentAttention(d_model, h, d_latent)
@@ -134,7 +137,6 @@ def test_mla_counts_match_the_module_and_explicit_layers():
 
 def test_deepseek_v2_cache_equals_gqa_with_two_and_a_quarter_groups():
     """DeepSeek-V2, table 1: MLA's cache is (d_c + d_h^R)·l = 9/2·d_h·l, GQA with 2.25 groups."""
-    from attention_qa.costs import DEEPSEEK_V2, cache_elements_per_token
 
     c = DEEPSEEK_V2
     mla = cache_elements_per_token("MLA", c["num_heads"], c["d_head"], d_latent=c["d_latent"],
@@ -152,27 +154,20 @@ def test_deepseek_v2_cache_equals_gqa_with_two_and_a_quarter_groups():
     (lambda f: f("MLA", 8, 16, d_latent=4, d_rope=-1), "d_rope"),
 ])
 def test_cache_elements_refuse_bad_settings(call, message):
-    from attention_qa.costs import cache_elements_per_token
 
     with pytest.raises(ValueError, match=message):
         call(cache_elements_per_token)
 
 
 def test_attention_parameters_refuse_bad_settings():
-    from attention_qa.costs import attention_parameters
 
     with pytest.raises(ValueError, match="d_model"):
         attention_parameters("MHA", 0, 8, 16)
     with pytest.raises(ValueError, match="d_latent"):
         attention_parameters("MLA", 64, 8, 16)
-# --- q26: the parts of today's block --------------------------------------------------------
 
-from attention_qa.blocks import ConfigurableBlock  # noqa: E402
-from attention_qa.costs import (  # noqa: E402
-    block_flops,
-    configurable_block_parameter_counts,
-    swiglu_hidden_dim,
-)
+
+# --- q26: the parts of today's block --------------------------------------------------------
 
 
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])

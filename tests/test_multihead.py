@@ -14,6 +14,8 @@ from attention_qa.multihead import (
     attention_flops,
     kv_cache_bytes,
     latent_cache_bytes,
+    merge_heads,
+    split_heads,
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -529,3 +531,13 @@ def test_latent_cache_bytes_errors(kwargs, message):
     args = {"num_layers": 2, "d_latent": 8, "seq_len": 4} | kwargs
     with pytest.raises(ValueError, match=message):
         latent_cache_bytes(**args)
+
+
+def test_split_heads_gives_each_head_its_slice_of_features_and_merge_heads_undoes_it():
+    x = torch.randn(2, 5, 12)  # (B, n, h·d) with h = 3, d = 4
+    heads = split_heads(x, 3)
+    assert heads.shape == (2, 3, 5, 4)
+    for i in range(3):
+        # head i at token t holds features i·d … (i+1)·d − 1 of token t
+        assert torch.equal(heads[:, i], x[..., 4 * i : 4 * (i + 1)])
+    assert torch.equal(merge_heads(heads), x)

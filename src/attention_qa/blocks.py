@@ -21,8 +21,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attention_qa.multihead import MultiHeadAttention
+from attention_qa.multihead import MultiHeadAttention, merge_heads, split_heads
 from attention_qa.validation import (
+    require_heads_divide,
     require_positive_int,
     require_positive_number,
     require_tensor,
@@ -222,14 +223,8 @@ class ConfigurableBlock(nn.Module):
                  ffn: str = "relu", norm_first: bool = False, bias: bool = True,
                  qk_norm: bool = False):
         super().__init__()
-        require_positive_int("d_model", d_model)
-        require_positive_int("num_heads", num_heads)
+        d_head = require_heads_divide(d_model, num_heads, "d_head")
         require_positive_int("d_ff", d_ff)
-        if d_model % num_heads != 0:
-            raise ValueError(
-                f"num_heads={num_heads} must divide d_model={d_model} so that every head "
-                f"gets the same width d_head = d_model / num_heads"
-            )
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
         if ffn not in FFNS:
@@ -237,7 +232,7 @@ class ConfigurableBlock(nn.Module):
         for name, value in (("norm_first", norm_first), ("bias", bias), ("qk_norm", qk_norm)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, got {value!r}")
-        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_head
         self.norm, self.ffn_kind = norm, ffn
         self.norm_first, self.bias, self.qk_norm = norm_first, bias, qk_norm
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
@@ -270,18 +265,17 @@ class ConfigurableBlock(nn.Module):
 
     def attention(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Causal self-attention: x (B, n, d_model) → (output (B, n, d_model), logits)."""
-        B, n, _ = x.shape
-        h, d_head = self.num_heads, self.d_head
-        q = self.w_q(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
-        k = self.w_k(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
-        v = self.w_v(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+        n, h = x.shape[1], self.num_heads
+        q = split_heads(self.w_q(x), h)  # (B, h, n, d_head)
+        k = split_heads(self.w_k(x), h)  # (B, h, n, d_head)
+        v = split_heads(self.w_v(x), h)  # (B, h, n, d_head)
         if self.qk_norm:
             # Each q and k now has root mean square 1 (times the norm's weight): norm √d_head.
             q, k = self.q_norm(q), self.k_norm(k)  # (B, h, n, d_head)
-        logits = q @ k.transpose(-2, -1) / math.sqrt(d_head)  # (B, h, n, n)
+        logits = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)  # (B, h, n, n)
         future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)  # (n, n)
         weights = torch.softmax(logits.masked_fill(future, -math.inf), dim=-1)  # (B, h, n, n)
-        out = (weights @ v).transpose(1, 2).reshape(B, n, self.d_model)  # (B, n, d_model)
+        out = merge_heads(weights @ v)  # (B, n, d_model)
         return self.w_o(out), logits
 
     def forward_with_logits(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -34,6 +34,7 @@ from attention_qa.validation import (
     require_positive_int,
     require_positive_number,
     require_tensor,
+    require_weight_dtype,
     shape_str,
 )
 
@@ -118,11 +119,7 @@ class MoEFeedForward(nn.Module):
                 f"x has shape {shape_str(x.shape)}, no tokens: the load of each expert "
                 f"would be 0/0"
             )
-        if x.dtype != self.router.weight.dtype:
-            raise TypeError(
-                f"x has dtype {x.dtype} but the module's weights have dtype "
-                f"{self.router.weight.dtype}; convert one to match (e.g. module.to(x.dtype))"
-            )
+        require_weight_dtype("x", x, self.router.weight)
 
 
 def top_k_gates(logits: torch.Tensor, top_k: int, temperature: float = 1.0) -> torch.Tensor:

@@ -28,7 +28,29 @@ from attention_qa.costs import (  # noqa: F401  (re-exported)
     kv_cache_bytes,
     latent_cache_bytes,
 )
-from attention_qa.validation import require_positive_int, require_tensor, shape_str
+from attention_qa.validation import (
+    require_heads_divide,
+    require_positive_int,
+    require_tensor,
+    require_weight_dtype,
+    shape_str,
+)
+
+
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """(B, n, h·d) → (B, h, n, d): features split into heads, the head axis moved in front
+    of the tokens, so that each head is an independent (tokens × d) attention problem.
+    A plain ``view(B, h, n, d)`` would instead cut the token axis into pieces."""
+    B, n, width = x.shape
+    return x.view(B, n, num_heads, width // num_heads).transpose(1, 2)  # (B, h, n, d)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(B, h, n, d) → (B, n, h·d), undoing ``split_heads``: heads back next to their
+    features, then concatenated. The transpose must come first; ``view(B, n, h·d)`` alone
+    would mix tokens and heads."""
+    B, h, n, d = x.shape
+    return x.transpose(1, 2).reshape(B, n, h * d)  # (B, n, h·d)
 
 
 class MultiHeadAttention(nn.Module):
@@ -42,13 +64,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, num_kv_heads: int | None = None,
                  bias: bool = True):
         super().__init__()
-        require_positive_int("d_model", d_model)
-        require_positive_int("num_heads", num_heads)
-        if d_model % num_heads != 0:
-            raise ValueError(
-                f"num_heads={num_heads} must divide d_model={d_model} so that every head "
-                f"gets the same width d_k = d_model / num_heads"
-            )
+        d_k = require_heads_divide(d_model, num_heads, "d_k")
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         require_positive_int("num_kv_heads", num_kv_heads)
         if num_heads % num_kv_heads != 0:
@@ -59,7 +75,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model = d_model
         self.num_heads = num_heads
         self.num_kv_heads = num_kv_heads
-        self.d_k = d_model // num_heads
+        self.d_k = d_k
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
         self.w_v = nn.Linear(d_model, num_kv_heads * self.d_k, bias=bias)
@@ -91,13 +107,8 @@ class MultiHeadAttention(nn.Module):
                 f"value has shape {shape_str(value.shape)} but key has shape "
                 f"{shape_str(key.shape)}; value must be ({batch}, {m}, {d})"
             )
-        weight_dtype = self.w_q.weight.dtype
         for name, x in (("query", query), ("key", key), ("value", value)):
-            if x.dtype != weight_dtype:
-                raise TypeError(
-                    f"{name} has dtype {x.dtype} but the module's weights have dtype "
-                    f"{weight_dtype}; convert one to match (e.g. module.to({name}.dtype))"
-                )
+            require_weight_dtype(name, x, self.w_q.weight)
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None,
@@ -115,19 +126,10 @@ class MultiHeadAttention(nn.Module):
         refers to those m keys (``causal_mask(n, m)`` for causal decoding).
         """
         self._check_inputs(query, key, value)
-        B, n, _ = query.shape
-        m = key.shape[1]
-        h, h_kv, d_k = self.num_heads, self.num_kv_heads, self.d_k
-        q = self.w_q(query)  # (B, n, d_model)
-        k = self.w_k(key)  # (B, m, h_kv·d_k)
-        v = self.w_v(value)  # (B, m, h_kv·d_k)
-        # Split the features into heads, then move the head axis in front of the tokens so
-        # that each head is an independent (tokens × d_k) attention problem. A plain
-        # view(B, h, n, d_k) would instead cut the token axis into pieces.
-        q = q.view(B, n, h, d_k)  # (B, n, d_model) → (B, n, h, d_k)
-        q = q.transpose(1, 2)  # (B, h, n, d_k)
-        k = k.view(B, m, h_kv, d_k).transpose(1, 2)  # (B, m, h_kv, d_k) → (B, h_kv, m, d_k)
-        v = v.view(B, m, h_kv, d_k).transpose(1, 2)  # (B, m, h_kv, d_k) → (B, h_kv, m, d_k)
+        h, h_kv = self.num_heads, self.num_kv_heads
+        q = split_heads(self.w_q(query), h)  # (B, n, d_model) → (B, h, n, d_k)
+        k = split_heads(self.w_k(key), h_kv)  # (B, m, h_kv·d_k) → (B, h_kv, m, d_k)
+        v = split_heads(self.w_v(value), h_kv)  # (B, m, h_kv·d_k) → (B, h_kv, m, d_k)
         if cache is not None:
             if "k" in cache:  # earlier positions: their keys and values are not recomputed
                 k = torch.cat([cache["k"], k], dim=2)  # (B, h_kv, past + m, d_k)
@@ -138,19 +140,14 @@ class MultiHeadAttention(nn.Module):
     def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         """Attention on heads already split: q (B, h, n, d_k), k and v (B, h_kv, m, d_k)."""
-        B, h, n, d_k = q.shape
-        group = h // self.num_kv_heads
+        group = self.num_heads // self.num_kv_heads
         if group > 1:
             # Repeat each K/V head for its `group` query heads, consecutively, so that query
             # head i reads K/V head i // group (as enable_gqa does), not i % num_kv_heads.
             k = k.repeat_interleave(group, dim=1)  # (B, h, m, d_k)
             v = v.repeat_interleave(group, dim=1)  # (B, h, m, d_k)
         out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, n, d_k), (B, h, n, m)
-        # Undo the split: heads back next to their features, then concatenate them.
-        # The transpose must come first; out.view(B, n, d_model) would mix tokens and heads.
-        out = out.transpose(1, 2)  # (B, h, n, d_k) → (B, n, h, d_k)
-        out = out.reshape(B, n, h * d_k)  # (B, n, d_model)
-        return self.w_o(out), weights  # (B, n, d_model), (B, h, n, m)
+        return self.w_o(merge_heads(out)), weights  # (B, n, d_model), (B, h, n, m)
 
 
 class MultiHeadLatentAttention(nn.Module):
@@ -174,18 +171,12 @@ class MultiHeadLatentAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, d_latent: int):
         super().__init__()
-        require_positive_int("d_model", d_model)
-        require_positive_int("num_heads", num_heads)
+        d_head = require_heads_divide(d_model, num_heads, "d_head")
         require_positive_int("d_latent", d_latent)
-        if d_model % num_heads != 0:
-            raise ValueError(
-                f"num_heads={num_heads} must divide d_model={d_model} so that every head "
-                f"gets the same width d_head = d_model / num_heads"
-            )
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_latent = d_latent
-        self.d_head = d_model // num_heads
+        self.d_head = d_head
         self.w_q = nn.Linear(d_model, d_model, bias=False)
         self.w_dkv = nn.Linear(d_model, d_latent, bias=False)
         self.w_uk = nn.Linear(d_latent, d_model, bias=False)
@@ -200,10 +191,9 @@ class MultiHeadLatentAttention(nn.Module):
         self._check_input(x)
         if not isinstance(absorb, bool):
             raise TypeError(f"absorb must be True or False, got {absorb!r}")
-        B, n, _ = x.shape
         h, d_head, d_latent = self.num_heads, self.d_head, self.d_latent
         scale = 1.0 / math.sqrt(d_head)
-        q = self.w_q(x).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+        q = split_heads(self.w_q(x), h)  # (B, h, n, d_head)
         c = self.w_dkv(x)  # (B, n, d_latent): all that a decoder would cache
         if absorb:
             w_uk = self.w_uk.weight.view(h, d_head, d_latent)  # head i's block of W_uk
@@ -216,11 +206,10 @@ class MultiHeadLatentAttention(nn.Module):
             )  # (B, h, n, d_latent), (B, h, n, n)
             out = out_latent @ w_uv.transpose(-2, -1)  # (B, h, n, d_head): Σ_j w_ij W_uv,i c_j
         else:
-            k = self.w_uk(c).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
-            v = self.w_uv(c).view(B, n, h, d_head).transpose(1, 2)  # (B, h, n, d_head)
+            k = split_heads(self.w_uk(c), h)  # (B, h, n, d_head)
+            v = split_heads(self.w_uv(c), h)  # (B, h, n, d_head)
             out, weights = scaled_dot_product_attention(q, k, v, mask, scale=scale)
-        out = out.transpose(1, 2).reshape(B, n, h * d_head)  # (B, n, d_model)
-        return self.w_o(out), weights  # (B, n, d_model), (B, h, n, n)
+        return self.w_o(merge_heads(out)), weights  # (B, n, d_model), (B, h, n, n)
 
     def _check_input(self, x) -> None:
         require_tensor("x", x, floating=True)
@@ -229,11 +218,7 @@ class MultiHeadLatentAttention(nn.Module):
                 f"x has shape {shape_str(x.shape)} but must be (B, n, {self.d_model}) "
                 f"with d_model={self.d_model}"
             )
-        if x.dtype != self.w_q.weight.dtype:
-            raise TypeError(
-                f"x has dtype {x.dtype} but the module's weights have dtype "
-                f"{self.w_q.weight.dtype}; convert one to match (e.g. module.to(x.dtype))"
-            )
+        require_weight_dtype("x", x, self.w_q.weight)
 
 
 def head_scores(num_heads: int, n: int, d_model: int = 64, seed: int = 0) -> torch.Tensor:

@@ -47,6 +47,27 @@ def require_positive_number(name: str, value) -> float:
     return float(value)
 
 
+def require_heads_divide(d_model: int, num_heads: int, width: str = "d_k") -> int:
+    """Both positive and ``num_heads`` dividing ``d_model``; returns the head width."""
+    require_positive_int("d_model", d_model)
+    require_positive_int("num_heads", num_heads)
+    if d_model % num_heads != 0:
+        raise ValueError(
+            f"num_heads={num_heads} must divide d_model={d_model} so that every head "
+            f"gets the same width {width} = d_model / num_heads"
+        )
+    return d_model // num_heads
+
+
+def require_weight_dtype(name: str, x: torch.Tensor, weight: torch.Tensor) -> None:
+    """``x`` in the dtype of a module's weights, or a message saying how to match them."""
+    if x.dtype != weight.dtype:
+        raise TypeError(
+            f"{name} has dtype {x.dtype} but the module's weights have dtype "
+            f"{weight.dtype}; convert one to match (e.g. module.to({name}.dtype))"
+        )
+
+
 def require_generator(name: str, generator) -> None:
     """None (PyTorch's global random state) or a ``torch.Generator``."""
     if generator is not None and not isinstance(generator, torch.Generator):

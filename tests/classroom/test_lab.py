@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-from make_handouts import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from built_site import chromium  # noqa: E402
 
 CHAPTER = ROOT / "book" / "q04_why_scale_by_sqrt_dk.ipynb"
 JUPYTER = str(Path(sys.executable).parent / "jupyter")
@@ -68,15 +68,12 @@ def lab(tmp_path):
 
 
 def test_opening_and_saving_in_lab_changes_nothing(lab, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     nb = nbformat.read(CHAPTER, as_version=4)
     nb.metadata.language_info.version = platform.python_version()
     copy = tmp_path / CHAPTER.name
     nbformat.write(nb, copy)
     before, written = copy.read_bytes(), copy.stat().st_mtime_ns
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         page = browser.new_page()
         page.goto(f"{lab}/lab/tree/{copy.name}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
@@ -88,6 +85,5 @@ def test_opening_and_saving_in_lab_changes_nothing(lab, tmp_path):
         while copy.stat().st_mtime_ns == written and time.monotonic() < deadline:
             page.keyboard.press("Control+s")
             page.wait_for_timeout(2000)
-        browser.close()
     assert copy.stat().st_mtime_ns != written, "JupyterLab did not save the notebook"
     assert copy.read_bytes() == before, f"saving in Lab changed {CHAPTER.name}: see {copy}"

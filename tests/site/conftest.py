@@ -3,55 +3,29 @@
 They need the site built first (`make book`); `make test` builds it before running them.
 """
 
-import functools
-import http.server
-import os
-import shutil
-import threading
+import sys
 from pathlib import Path
 
 import pytest
 
-SITE = Path(__file__).resolve().parents[2] / "_build" / "html"
-CHROMIUM = os.environ.get("CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from built_site import CHROMIUM, SITE, chromium, serve  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def site_url():
     if not (SITE / "index.html").exists():
         pytest.fail(f"no built site at {SITE}: run `make book` first")
-    handler = functools.partial(QuietHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve(SITE) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium package")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

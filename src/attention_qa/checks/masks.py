@@ -46,6 +46,28 @@ MASK_SLIPS = {
 }
 
 
+def _compare_masks(got, expected: torch.Tensor, case: str, slips: dict, index: str):
+    """Raise the learner's message when ``got`` is not ``expected``: a wrong shape or dtype,
+    a known slip (``slips`` maps each slip's message to the mask it makes), or else the
+    first wrong entry."""
+    got = require_shape(got, expected.shape, case, "the mask")
+    if got.dtype != torch.bool:
+        raise AssertionError(
+            f"on {case}, the mask has dtype {got.dtype}; return a boolean tensor "
+            f"(True = may attend)"
+        )
+    if torch.equal(got, expected):
+        return
+    for message, slipped in slips.items():
+        if torch.equal(got, slipped):
+            raise AssertionError(f"on {case}, {message}")
+    wrong = (got != expected).nonzero()[0].tolist()
+    raise AssertionError(
+        f"on {case}, the mask is wrong at [{index}] = {wrong}: it should be "
+        f"{bool(expected[tuple(wrong)])}"
+    )
+
+
 def check_attention_mask(fn: Callable) -> None:
     """Check ``fn(lengths, n, causal) -> (B, n, n)`` boolean, True = may attend.
 
@@ -60,21 +82,12 @@ def check_attention_mask(fn: Callable) -> None:
     for case, lengths, n, causal in cases:
         expected = mask_variant(lengths, n, causal)
         got = call_learner(fn, case, list(lengths), n, causal)
-        got = require_shape(got, expected.shape, case, "the mask")
-        if got.dtype != torch.bool:
-            raise AssertionError(
-                f"on {case}, the mask has dtype {got.dtype}; return a boolean tensor "
-                f"(True = may attend)"
-            )
-        if torch.equal(got, expected):
-            continue
-        for bug, message in MASK_SLIPS.items():
-            if torch.equal(got, mask_variant(lengths, n, causal, bug)):
-                raise AssertionError(f"on {case}, {message}")
-        wrong = (got != expected).nonzero()[0].tolist()
-        raise AssertionError(
-            f"on {case}, the mask is wrong at [b, i, j] = {wrong}: it should be "
-            f"{bool(expected[tuple(wrong)])}"
+        _compare_masks(
+            got,
+            expected,
+            case,
+            {msg: mask_variant(lengths, n, causal, bug) for bug, msg in MASK_SLIPS.items()},
+            "b, i, j",
         )
 
 
@@ -248,19 +261,13 @@ def check_sink_window_mask(fn: Callable) -> None:
     for case, n, window, sinks in cases:
         expected = sink_window_variant(n, window, sinks)
         got = call_learner(fn, case, n, window, sinks)
-        got = require_shape(got, expected.shape, case, "the mask")
-        if got.dtype != torch.bool:
-            raise AssertionError(
-                f"on {case}, the mask has dtype {got.dtype}; return a boolean tensor "
-                f"(True = may attend)"
-            )
-        if torch.equal(got, expected):
-            continue
-        for bug, message in SINK_WINDOW_SLIPS.items():
-            if torch.equal(got, sink_window_variant(n, window, sinks, bug)):
-                raise AssertionError(f"on {case}, {message}")
-        wrong = (got != expected).nonzero()[0].tolist()
-        raise AssertionError(
-            f"on {case}, the mask is wrong at [i, j] = {wrong}: it should be "
-            f"{bool(expected[tuple(wrong)])}"
+        _compare_masks(
+            got,
+            expected,
+            case,
+            {
+                msg: sink_window_variant(n, window, sinks, bug)
+                for bug, msg in SINK_WINDOW_SLIPS.items()
+            },
+            "i, j",
         )

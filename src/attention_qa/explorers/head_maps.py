@@ -108,19 +108,9 @@ class HeadMapsView(View):
                 self.images[h].append(image)
         fig.supxlabel("keys", fontsize="medium")
         fig.supylabel("queries", fontsize="medium")
-        self.shown = None
 
-    def update(self, data):
-        weights = data["weights"]  # (h, n, n)
-        h = len(weights)
-        for count, axes in self.layouts.items():
-            for ax, image in zip(axes, self.images[count], strict=True):
-                for artist in (ax, image):  # an animated artist is drawn unless it is hidden
-                    artist.set_visible(count == h)
-        for image, w in zip(self.images[h], weights, strict=True):
-            image.set_data(w.numpy())
-        changed, self.shown = self.shown != h, h
-        return changed
+    def update(self, data) -> bool:
+        return self.show_layout(data["weights"], self.layouts, self.images)  # (h, n, n)
 
 
 def head_maps_explorer() -> Explorer:

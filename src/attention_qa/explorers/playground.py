@@ -71,19 +71,9 @@ class PlaygroundView(View):
         fig.supxlabel("keys")
         fig.supylabel("queries")
         fig.colorbar(self.images[1][0], ax=self.layouts[1], label="weight", shrink=0.9)
-        self.shown = None
 
     def update(self, data) -> bool:
-        weights = data["weights"]  # (h, n, n)
-        heads = len(weights)
-        for count, axes in self.layouts.items():
-            for ax, image in zip(axes, self.images[count], strict=True):
-                for artist in (ax, image):  # an animated artist is drawn unless it is hidden
-                    artist.set_visible(count == heads)
-        for image, w in zip(self.images[heads], weights, strict=True):
-            image.set_data(w.numpy())
-        changed, self.shown = self.shown != heads, heads
-        return changed
+        return self.show_layout(data["weights"], self.layouts, self.images)  # (h, n, n)
 
 def playground_explorer() -> Explorer:
     """d_k × heads × mask × scaling × length: every head's weights and saturation figures."""

@@ -135,6 +135,26 @@ class View:
                 artist.set_visible(i < len(maps))
         return shown != [ax.get_visible() for ax in axes]
 
+    @staticmethod
+    def show_layout(maps, layouts: dict, images: dict) -> bool:
+        """Draw ``maps[i]`` in ``images[len(maps)][i]``, showing that layout only.
+
+        For a view that builds one layout per number of maps in ``setup`` (``layouts[count]``
+        its axes, ``images[count]`` their images), so that fewer maps fill the canvas with
+        larger panels. Returns True when the layout shown changed (redraw the still part).
+        """
+        count = len(maps)
+        changed = not layouts[count][0].get_visible() or any(
+            ax.get_visible() for c, axes in layouts.items() if c != count for ax in axes
+        )
+        for c, axes in layouts.items():
+            for ax, image in zip(axes, images[c], strict=True):
+                for artist in (ax, image):  # an animated artist is drawn unless it is hidden
+                    artist.set_visible(c == count)
+        for image, m in zip(images[count], maps, strict=True):
+            image.set_data(m.numpy())
+        return changed
+
 
 def _encode(canvas: FigureCanvasAgg, compact: bool) -> bytes:
     """PNG bytes of the canvas; ``compact`` quantises to a palette for the static site."""
