@@ -38,7 +38,11 @@ class LivePanel(widgets.VBox):
     def __init__(self, explorer: Explorer):
         self.explorer = explorer
         self.controls = {c.name: _control_widget(c) for c in explorer.controls}
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # Drawn for its size: never stretched to the output's width (the box would), only
+        # shrunk where the output is narrower.
+        self.image = widgets.Image(
+            format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start")
+        )
         self.message = widgets.HTML()
         self.figures = widgets.HTML()
         self._png: dict[tuple, bytes] = {}
