@@ -9,13 +9,16 @@ follows dark mode; the site works opened from a folder.
 
 import pytest
 
-from attention_qa.panel.legibility import MIN_TEXT_CSS_PX
+from attention_qa.panel.legibility import DESKTOP_COLUMN_PX, MIN_TEXT_CSS_PX, PHONE_COLUMN_PX
 from tests.site.conftest import SITE, built_pages
 
 # index.html only redirects to the first page.
 PAGES = [p for p in (built_pages() if SITE.exists() else []) if p != "index.html"]
 PAGES_WITH_EXPLORERS = [p for p in PAGES if "aqa-explorer" in (SITE / p).read_text()]
 WIDTHS = [390, 1300]
+# The room legibility.py assumes an explorer figure has at each width (its checks of every
+# frame, without a browser, rely on it).
+ASSUMED_COLUMN_PX = {390: PHONE_COLUMN_PX, 1300: DESKTOP_COLUMN_PX}
 # Static figures are drawn at matplotlib's 10 pt and 100 dpi (tests/test_book.py keeps them
 # there); their text in image pixels:
 STATIC_FIGURE_TEXT_PX = 10 * 100 / 72
@@ -53,6 +56,17 @@ def test_no_page_scrolls_sideways_and_text_in_figures_is_readable(browser, site_
         )
         small = [(alt, round(px, 1)) for alt, px in sizes if px < MIN_TEXT_CSS_PX]
         assert small == [], f"{path} at {width} px: text under 9 px in {small}"
+        room = page.evaluate(
+            """() => Array.from(document.querySelectorAll('.aqa-explorer img.aqa-frame'), img => {
+                 const box = img.parentElement, style = getComputedStyle(box);
+                 return box.clientWidth - parseFloat(style.paddingLeft)
+                   - parseFloat(style.paddingRight);
+               })"""
+        )
+        assert min(room, default=ASSUMED_COLUMN_PX[width]) >= ASSUMED_COLUMN_PX[width], (
+            f"{path} at {width} px: an explorer figure has {min(room)} px, but "
+            f"attention_qa.panel.legibility assumes {ASSUMED_COLUMN_PX[width]} px"
+        )
     finally:
         context.close()
 
