@@ -147,10 +147,13 @@ def test_the_panel_follows_dark_mode_with_readable_contrast(browser, site_url, p
                  const body = getComputedStyle(document.body);
                  return [style.backgroundColor, style.color,
                          getComputedStyle(select).backgroundColor,
-                         getComputedStyle(select).color, body.backgroundColor];
+                         getComputedStyle(select).color, body.backgroundColor,
+                         getComputedStyle(root.parentElement).backgroundColor];
                }"""
         )
-        panel_bg, panel_fg, select_bg, select_fg, page_bg = colours
+        panel_bg, panel_fg, select_bg, select_fg, page_bg, frame_bg = colours
+        # No light plate around the panel (the theme puts one under every HTML output).
+        assert frame_bg == "rgba(0, 0, 0, 0)", f"the panel sits on a {frame_bg} plate"
         assert _luminance(panel_bg) < 0.1, f"the panel stays light on a dark page: {panel_bg}"
         assert _contrast(panel_bg, panel_fg) >= 7, colours
         assert _contrast(select_bg, select_fg) >= 4.5, colours
