@@ -7,8 +7,8 @@ headers as they came over the wire).
 
 - first visit: a chapter opened with an empty cache;
 - next page: then the chapter after it, in the same browser, cache warm;
-- key press: focus an explorer's first slider, press ArrowRight, and time until the panel
-  shows the new frame (``data-aqa-frame`` changed, its ``<img>`` decoded and painted).
+- key press: focus the first explorer slider that can move right, press ArrowRight, and
+  time until the panel shows the new frame (``data-aqa-frame`` changed, its ``<img>`` decoded and painted).
 
 Images inlined in a page (``data:`` URLs, or base64 frames in an explorer's data) are no
 network transfers of their own: they arrive as part of its HTML, and are reported beside it
@@ -156,9 +156,9 @@ def visit(browser, base: str, path: str, next_path: str | None) -> dict:
 
 
 KEY_PRESS_JS = """
-async (index) => {
+async ([index, which]) => {
   const explorer = document.querySelectorAll('.aqa-explorer')[index];
-  const slider = explorer.querySelector('input[type=range]');
+  const slider = explorer.querySelectorAll('input[type=range]')[which];
   const img = explorer.querySelector('img.aqa-frame');
   const before = explorer.getAttribute('data-aqa-frame');
   window.__aqaPressed = null;
@@ -181,7 +181,7 @@ async (index) => {
 
 
 def key_press_latency(browser, base: str, path: str, presses: int = 5) -> list[float] | None:
-    """Milliseconds from an ArrowRight on the first explorer's first slider to its new frame.
+    """Milliseconds from an ArrowRight on the first movable explorer slider to its new frame.
 
     Each press starts from a freshly loaded page, so that a frame fetched on demand is
     fetched (from the warm cache or the network) rather than already in memory.
@@ -194,14 +194,17 @@ def key_press_latency(browser, base: str, path: str, presses: int = 5) -> list[f
         for _ in range(presses):
             page.goto(f"{base}/{path}", wait_until="load")
             _settle(page, transfers)
-            index = page.evaluate(
-                "() => [...document.querySelectorAll('.aqa-explorer')].findIndex("
-                "e => { const s = e.querySelector('input[type=range]');"
-                " return s && !s.disabled && Number(s.value) < Number(s.max); })"
+            # The first slider, in page order, that can still move right.
+            where = page.evaluate(
+                "() => { const all = [...document.querySelectorAll('.aqa-explorer')];"
+                " for (const [i, e] of all.entries()) {"
+                "  const s = [...e.querySelectorAll('input[type=range]')].findIndex("
+                "   s => !s.disabled && Number(s.value) < Number(s.max));"
+                "  if (s >= 0) return [i, s]; } return null; }"
             )
-            if index < 0:
+            if where is None:
                 return None
-            page.evaluate(KEY_PRESS_JS, index)
+            page.evaluate(KEY_PRESS_JS, where)
             page.keyboard.press("ArrowRight")
             shown = page.evaluate("() => window.__aqaShown")
             pressed = page.evaluate("() => window.__aqaPressed")
