@@ -196,3 +196,119 @@ def test_block_arithmetic_refuses_bad_input():
         blocks_needed([3], 0)
     with pytest.raises(ValueError, match="num_blocks"):
         requests_that_fit([3], 0, 4)
+
+
+# --- prefix sharing: fork, reference counts, copy-on-write ---------------------------------
+
+
+def _cat(a, b):
+    return tuple(torch.cat([x, y], dim=1) for x, y in zip(a, b, strict=True))
+
+
+def test_fork_shares_every_block_and_takes_no_memory():
+    cache = PagedKVCache(num_blocks=10, block_size=4, num_heads=H, d_head=D)
+    cache.append("prompt", *kv(6, seed=1))  # blocks 0 (full) and 1 (2 of 4 slots)
+    cache.fork("prompt", "a")
+    cache.fork("prompt", "b")
+    assert cache.block_table("a") == cache.block_table("b") == cache.block_table("prompt")
+    assert [cache.ref_count(b) for b in cache.block_table("a")] == [3, 3]
+    assert cache.num_free_blocks == 8
+    assert all(torch.equal(x, y) for x, y in zip(cache.get("a"), cache.get("prompt"), strict=True))
+
+
+def test_writing_into_a_shared_partial_block_copies_it_first():
+    cache = PagedKVCache(num_blocks=10, block_size=4, num_heads=H, d_head=D)
+    prompt, own_a, own_b = kv(6, seed=1), kv(3, seed=2), kv(1, seed=3)
+    cache.append("prompt", *prompt)
+    cache.fork("prompt", "a")
+    cache.fork("prompt", "b")
+    cache.append("a", *own_a)  # copies block 1, then takes one more for its 9th token
+    cache.append("b", *own_b)  # copies block 1 too: prompt still holds the original
+    for seq, expected in (("prompt", prompt), ("a", _cat(prompt, own_a)),
+                          ("b", _cat(prompt, own_b))):
+        got = cache.get(seq)
+        assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1]), seq
+    full, partial = cache.block_table("prompt")
+    assert cache.ref_count(full) == 3 and cache.ref_count(partial) == 1
+    assert cache.block_table("a")[0] == cache.block_table("b")[0] == full
+    assert len({cache.block_table("a")[1], cache.block_table("b")[1], partial}) == 3
+    assert cache.num_free_blocks == 10 - 2 - 2 - 1  # prompt's 2, a's copy + 1, b's copy
+
+
+def test_a_full_shared_block_is_never_copied_and_the_last_holder_writes_in_place():
+    cache = PagedKVCache(num_blocks=6, block_size=4, num_heads=H, d_head=D)
+    cache.append("prompt", *kv(4, seed=1))  # exactly one full block
+    cache.fork("prompt", "a")
+    cache.append("a", *kv(2, seed=2))  # a new block; the full one stays shared
+    assert cache.block_table("a")[0] == cache.block_table("prompt")[0]
+    assert cache.num_free_blocks == 4
+    cache.append("prompt", *kv(2, seed=3))
+    cache.fork("prompt", "b")
+    cache.free("prompt")  # b is now the only holder of the partial block
+    before = cache.block_table("b")
+    cache.append("b", *kv(1, seed=4))
+    assert cache.block_table("b") == before  # written in place, no copy
+
+
+def test_freeing_returns_a_shared_block_only_with_its_last_holder():
+    cache = PagedKVCache(num_blocks=4, block_size=2, num_heads=H, d_head=D)
+    cache.append("prompt", *kv(4, seed=1))
+    cache.fork("prompt", "a")
+    cache.free("prompt")
+    assert cache.num_free_blocks == 2
+    assert [cache.ref_count(b) for b in cache.block_table("a")] == [1, 1]
+    cache.free("a")
+    assert cache.num_free_blocks == 4 and cache.ref_count(0) == 0
+
+
+def test_a_copy_on_write_that_does_not_fit_is_a_memory_error_and_changes_nothing():
+    cache = PagedKVCache(num_blocks=2, block_size=4, num_heads=H, d_head=D)
+    cache.append("prompt", *kv(6, seed=1))
+    cache.fork("prompt", "a")
+    with pytest.raises(MemoryError, match="needs 1 more blocks of 4 positions for 1 new tokens"):
+        cache.append("a", *kv(1, seed=2))
+    assert cache.block_table("a") == cache.block_table("prompt") == [0, 1]
+    assert cache.length("a") == 6 and cache.ref_count(1) == 2
+
+
+def test_fork_refuses_an_unknown_parent_or_a_taken_child():
+    cache = PagedKVCache(num_blocks=4, block_size=2, num_heads=H, d_head=D)
+    cache.append("p", *kv(1, seed=1))
+    with pytest.raises(KeyError, match="no sequence 'q'"):
+        cache.fork("q", "c")
+    with pytest.raises(ValueError, match="sequence 'p' is already in the cache"):
+        cache.fork("p", "p")
+    with pytest.raises(ValueError, match=r"block must be an integer in 0 … 3, got 4"):
+        cache.ref_count(4)
+
+
+def test_random_appends_forks_and_frees_match_torch_cat_and_account_for_every_block():
+    cache = PagedKVCache(num_blocks=200, block_size=3, num_heads=H, d_head=D)
+    reference = {}
+    rng = random.Random(1)
+    for step in range(300):
+        action = rng.random()
+        if reference and action < 0.15:
+            parent, child = rng.choice(list(reference)), f"s{step}"
+            cache.fork(parent, child)
+            reference[child] = reference[parent]
+        elif reference and action < 0.25:
+            seq = rng.choice(list(reference))
+            cache.free(seq)
+            del reference[seq]
+        else:
+            seq = rng.choice(list(reference) + ["new"]) if reference else "new"
+            seq = f"s{step}" if seq == "new" else seq
+            new = kv(rng.randint(0, 4), seed=step)
+            cache.append(seq, *new)
+            reference[seq] = _cat(reference[seq], new) if seq in reference else new
+        for seq, (ref_k, ref_v) in reference.items():
+            got_k, got_v = cache.get(seq)
+            assert torch.equal(got_k, ref_k) and torch.equal(got_v, ref_v)
+        # Every reference count is the number of tables holding the block.
+        holders = {}
+        for seq in reference:
+            for block in cache.block_table(seq):
+                holders[block] = holders.get(block, 0) + 1
+        assert all(cache.ref_count(b) == holders.get(b, 0) for b in range(200))
+        assert cache.num_free_blocks == 200 - len(holders)

@@ -6,7 +6,9 @@ of ``block_size`` positions that need not be contiguous, and a per-sequence *blo
 maps its logical blocks to physical ones, as an operating system's page table maps virtual
 pages to memory. A sequence takes a new block only when its last one is full, so at most
 ``block_size − 1`` slots per sequence are wasted, and the blocks of a finished sequence go
-straight back to the pool.
+straight back to the pool. Sequences that share a prefix share its blocks (section 4.4):
+every block has a reference count, and a sequence about to write into a shared, partly
+filled block first copies it (copy-on-write).
 
 One cache holds one layer's keys and values, as each layer of a model has its own.
 
@@ -32,8 +34,14 @@ class PagedKVCache:
     suffice it raises ``MemoryError`` naming the blocks needed and free, and changes nothing.
     ``get(seq_id) -> (k, v)``, each (num_heads, length, d_head): everything appended, in
     order. ``length(seq_id)``, ``block_table(seq_id)`` (the physical blocks, in order,
-    ceil(length / block_size) of them), ``free(seq_id)`` (its blocks return to the pool) and
-    the property ``num_free_blocks``.
+    ceil(length / block_size) of them), ``free(seq_id)`` (its blocks return to the pool once
+    no other sequence holds them) and the property ``num_free_blocks``.
+
+    ``fork(parent, child)`` starts ``child`` as a copy of ``parent`` that takes no memory:
+    its block table points at the parent's blocks, whose reference counts
+    (``ref_count(block)``) go up by one. An append that would write into a shared, partly
+    filled last block first copies that block for the writer, so neither sequence ever sees
+    the other's later tokens.
     """
 
     def __init__(self, num_blocks: int, block_size: int, num_heads: int, d_head: int,
@@ -49,6 +57,7 @@ class PagedKVCache:
         self.k_pool = torch.zeros(shape, dtype=dtype)  # (blocks, block_size, h, d_head)
         self.v_pool = torch.zeros(shape, dtype=dtype)  # (blocks, block_size, h, d_head)
         self._free = list(range(num_blocks))  # physical block ids, lowest handed out first
+        self._refs = [0] * num_blocks  # how many block tables hold each physical block
         self._tables: dict = {}  # seq_id -> list of physical block ids, in logical order
         self._lengths: dict = {}  # seq_id -> number of positions stored
 
@@ -56,16 +65,23 @@ class PagedKVCache:
         self._check_kv(k, v)
         t = k.shape[1]
         length = self._lengths.get(seq_id, 0)
-        table = self._tables.get(seq_id, [])
-        needed = -(-(length + t) // self.block_size) - len(table)  # new blocks to take
-        if needed > len(self._free):
+        table = list(self._tables.get(seq_id, []))
+        # Writing into a shared, partly filled last block needs a copy of it first.
+        copy_last = t > 0 and length % self.block_size != 0 and self._refs[table[-1]] > 1
+        grow = -(-(length + t) // self.block_size) - len(table)  # new blocks at the end
+        if grow + copy_last > len(self._free):
             raise MemoryError(
-                f"sequence {seq_id!r} needs {needed} more blocks of {self.block_size} "
-                f"positions for {t} new tokens but only {len(self._free)} blocks are free"
+                f"sequence {seq_id!r} needs {grow + copy_last} more blocks of "
+                f"{self.block_size} positions for {t} new tokens but only "
+                f"{len(self._free)} blocks are free"
             )
-        self._free.sort()
-        table = table + self._free[:needed]
-        del self._free[:needed]
+        if copy_last:
+            (block,) = self._take(1)
+            self.k_pool[block] = self.k_pool[table[-1]]  # (block_size, h, d_head)
+            self.v_pool[block] = self.v_pool[table[-1]]
+            self._refs[table[-1]] -= 1
+            table[-1] = block
+        table += self._take(grow)
         positions = torch.arange(length, length + t)  # (t,): logical positions
         blocks = torch.tensor(table, dtype=torch.long)[positions // self.block_size]  # (t,)
         offsets = positions % self.block_size  # (t,): slot inside each block
@@ -73,6 +89,33 @@ class PagedKVCache:
         self.v_pool[blocks, offsets] = v.transpose(0, 1)  # (t, h, d_head)
         self._tables[seq_id] = table
         self._lengths[seq_id] = length + t
+
+    def fork(self, parent, child) -> None:
+        self._require_known(parent)
+        if child in self._lengths:
+            raise ValueError(f"sequence {child!r} is already in the cache; fork into a new id")
+        self._tables[child] = list(self._tables[parent])
+        self._lengths[child] = self._lengths[parent]
+        for block in self._tables[child]:
+            self._refs[block] += 1
+
+    def ref_count(self, block: int) -> int:
+        """How many sequences' block tables hold physical block ``block`` (0: it is free)."""
+        if isinstance(block, bool) or not isinstance(block, int) or not (
+            0 <= block < self.num_blocks
+        ):
+            raise ValueError(
+                f"block must be an integer in 0 … {self.num_blocks - 1}, got {block!r}"
+            )
+        return self._refs[block]
+
+    def _take(self, count: int) -> list[int]:
+        """``count`` free blocks, lowest ids first, each now held once."""
+        self._free.sort()
+        taken, self._free = self._free[:count], self._free[count:]
+        for block in taken:
+            self._refs[block] = 1
+        return taken
 
     def get(self, seq_id) -> tuple[torch.Tensor, torch.Tensor]:
         length = self.length(seq_id)
@@ -95,7 +138,10 @@ class PagedKVCache:
 
     def free(self, seq_id) -> None:
         self._require_known(seq_id)
-        self._free.extend(self._tables.pop(seq_id))
+        for block in self._tables.pop(seq_id):
+            self._refs[block] -= 1
+            if self._refs[block] == 0:
+                self._free.append(block)
         del self._lengths[seq_id]
 
     @property
