@@ -1,4 +1,5 @@
-"""Opening a chapter in JupyterLab and saving it leaves the file as it was.
+"""A chapter in JupyterLab: opening and saving it leaves the file as it was, and after
+Run All it shows no raw markup and a live panel that moves.
 
 JupyterLab (the book's own, as `make lab` starts it) opens a copy of a chapter in Chromium;
 its kernel starts, Lab fills in the notebook's metadata, and the notebook is saved. The file
@@ -87,3 +88,46 @@ def test_opening_and_saving_in_lab_changes_nothing(lab, tmp_path):
             page.wait_for_timeout(2000)
     assert copy.stat().st_mtime_ns != written, "JupyterLab did not save the notebook"
     assert copy.read_bytes() == before, f"saving in Lab changed {CHAPTER.name}: see {copy}"
+
+
+def test_run_all_in_lab_shows_no_raw_markup_and_the_live_panel_moves(lab, tmp_path):
+    """What a student sees after Run All: folded answers (no MyST source), no error output,
+    and an explorer whose figure follows its slider and keeps its drawn size."""
+    copy = tmp_path / CHAPTER.name
+    copy.write_bytes(CHAPTER.read_bytes())
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        page.goto(f"{lab}/lab/tree/{copy.name}?reset")
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        page.wait_for_selector(
+            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000
+        )
+        page.locator(".jp-Notebook").first.click()  # the menu acts on the focused notebook
+        page.keyboard.press("Escape")
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        # The saved notebook has no widget output: a live panel appears only when it runs.
+        page.wait_for_selector(".jupyter-widgets img", state="attached", timeout=300_000)
+        page.wait_for_function(
+            """() => ![...document.querySelectorAll('.jp-InputPrompt')]
+                       .some(p => p.textContent.includes('*'))""",
+            timeout=300_000,
+        )
+        text = page.locator(".jp-Notebook").text_content()
+        assert ":::" not in text and "{doc}" not in text and "{dropdown}" not in text
+        assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+        image = page.locator(".jupyter-widgets img").first
+        image.scroll_into_view_if_needed()
+        page.wait_for_function(
+            "img => img.complete && img.naturalWidth > 0", arg=image.element_handle()
+        )
+        natural, shown = image.evaluate("img => [img.naturalWidth, img.clientWidth]")
+        assert shown <= natural, f"the live figure is stretched from {natural} to {shown} px"
+        before = image.get_attribute("src")
+        page.locator(".jupyter-widgets .noUi-handle").first.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "([img, before]) => img.getAttribute('src') !== before",
+            arg=[image.element_handle(), before],
+            timeout=60_000,
+        )
