@@ -8,7 +8,8 @@ headers as they came over the wire).
 - first visit: a chapter opened with an empty cache;
 - next page: then the chapter after it, in the same browser, cache warm;
 - key press: focus the first explorer slider that can move right, press ArrowRight, and
-  time until the panel shows the new frame (``data-aqa-frame`` changed, its ``<img>`` decoded and painted).
+  time until the panel shows the new frame (``data-aqa-frame`` changed, its ``<img>``
+  decoded and painted).
 
 Images inlined in a page (``data:`` URLs, or base64 frames in an explorer's data) are no
 network transfers of their own: they arrive as part of its HTML, and are reported beside it
