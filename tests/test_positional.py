@@ -359,6 +359,22 @@ def test_scaled_frequencies():
     assert torch.equal(scaled_rope_frequencies(16, scale=1.0, method="ntk"), _theta(16))
 
 
+@pytest.mark.parametrize("d, length, scale", [(128, 4096, 2.0), (64, 2048, 8.0), (16, 512, 4.0)])
+def test_yarn_frequencies_follow_the_papers_ramp_pair_by_pair(d, length, scale):
+    """YaRN's NTK-by-parts (Peng et al., 2023, eq. 17–19) written out one pair at a time."""
+    got = scaled_rope_frequencies(d, scale=scale, method="yarn", trained_length=length)
+    alpha, beta = 1.0, 32.0
+    for i, theta in enumerate(_theta(d).tolist()):
+        r = length / (2 * math.pi / theta)  # turns of pair i within the trained length
+        gamma = 0.0 if r < alpha else 1.0 if r > beta else (r - alpha) / (beta - alpha)
+        expected = (1 - gamma) * theta / scale + gamma * theta
+        assert got[i].item() == pytest.approx(expected, rel=1e-12), i
+    # Fast pairs are left as trained, slow ones interpolated, and the slowest pair turns no
+    # further at scale × length than it did at length.
+    assert got[0].item() == 1.0
+    assert got[-1].item() == pytest.approx(_theta(d)[-1].item() / scale, rel=1e-12)
+
+
 def _theta(d):
     return torch.tensor([10000.0 ** (-2 * i / d) for i in range(d // 2)], dtype=torch.float64)
 
@@ -381,6 +397,10 @@ def test_scheme_inputs_are_checked():
     with pytest.raises(ValueError, match=r"theta has shape \(3,\) but should be \(4,\)"):
         rope_score_by_offset(q, q, torch.arange(3), torch.ones(3))
     with pytest.raises(ValueError, match="method must be"):
+        scaled_rope_frequencies(8, scale=2.0, method="longrope")
+    with pytest.raises(ValueError, match="method 'yarn' needs trained_length"):
         scaled_rope_frequencies(8, scale=2.0, method="yarn")
+    with pytest.raises(ValueError, match="alpha must be below beta"):
+        scaled_rope_frequencies(8, 2.0, method="yarn", trained_length=64, alpha=4, beta=2)
     with pytest.raises(ValueError, match="scale must be a positive"):
         scaled_rope_frequencies(8, scale=0)

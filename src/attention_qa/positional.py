@@ -15,6 +15,8 @@ Biases Enables Input Length Extrapolation": no position is added to the tokens; 
 adds ``−slope · distance`` to its scores, with a fixed geometric sequence of slopes.
 """
 
+import math
+
 import torch
 
 from attention_qa.validation import (
@@ -254,7 +256,8 @@ def rope_score_by_offset(q, k, offsets, theta) -> torch.Tensor:
 
 
 def scaled_rope_frequencies(
-    d: int, base: float = 10000.0, scale: float = 1.0, method: str = "interpolation"
+    d: int, base: float = 10000.0, scale: float = 1.0, method: str = "interpolation",
+    trained_length: int | None = None, alpha: float = 1.0, beta: float = 32.0,
 ) -> torch.Tensor:
     """The (d/2,) frequencies for running a RoPE model at ``scale`` times its trained length.
 
@@ -265,6 +268,11 @@ def scaled_rope_frequencies(
     * ``"ntk"`` ("NTK-aware" scaling, bloc97, 2023; the idea YaRN refines): the base grows to
       base·scale^(d/(d−2)); the fastest pair (θ₀ = 1) is untouched, the slowest is slowed by
       exactly the scale, and the pairs between by less.
+    * ``"yarn"`` (Peng et al., 2023, "YaRN", section 3.2, "NTK-by-parts"): pair i completes
+      rᵢ = L / λᵢ turns in the ``trained_length`` L (wavelength λᵢ = 2π/θᵢ). A pair with
+      rᵢ > ``beta`` keeps θᵢ, one with rᵢ < ``alpha`` is interpolated to θᵢ/scale, and
+      between them θᵢ·((1 − γ)/scale + γ) with the ramp γ = (rᵢ − alpha)/(beta − alpha).
+      (YaRN also multiplies the logits by (0.1·ln scale + 1)², a separate step.)
 
     Returned in float64.
     """
@@ -272,11 +280,23 @@ def scaled_rope_frequencies(
     if d % 2 or d < 4:
         raise ValueError(f"d must be even and at least 4, got {d}")
     require_positive_number("scale", scale)
+    theta = _rope_theta(d, base)  # (d/2,)
     if method == "interpolation":
-        return _rope_theta(d, base) / scale  # (d/2,)
+        return theta / scale  # (d/2,)
     if method == "ntk":
         return _rope_theta(d, float(base) * scale ** (d / (d - 2)))  # (d/2,)
-    raise ValueError(f"method must be 'interpolation' or 'ntk', got {method!r}")
+    if method == "yarn":
+        if trained_length is None:
+            raise ValueError("method 'yarn' needs trained_length, the context trained on")
+        require_positive_int("trained_length", trained_length)
+        require_positive_number("alpha", alpha)
+        require_positive_number("beta", beta)
+        if not alpha < beta:
+            raise ValueError(f"alpha must be below beta, got alpha={alpha}, beta={beta}")
+        turns = trained_length * theta / (2 * math.pi)  # (d/2,): r_i = L / λ_i
+        ramp = ((turns - alpha) / (beta - alpha)).clamp(0.0, 1.0)  # (d/2,): γ, 1 = keep θ_i
+        return theta * ((1 - ramp) / scale + ramp)  # (d/2,)
+    raise ValueError(f"method must be 'interpolation', 'ntk' or 'yarn', got {method!r}")
 
 
 def learned_position_table(num_positions: int, d: int, seed: int = 0) -> torch.Tensor:
