@@ -14,6 +14,9 @@ extensions, so the notebooks keep to what all of them show:
   fresh environment): it pins the release in ``attention_qa.__version__``, the site leaves
   it out (tag ``remove-cell``), and its output, pip's log, is not compared.
 
+The site's own Markdown pages (intro, glossary, teachers' guide) are read on GitHub and in
+editors too, so their ``{doc}`` links become Markdown links the same way.
+
 Running it again changes nothing, so it can be re-run after a merge brings in notebooks
 written the old way; then ``make execute`` saves their outputs. It fails on any other markup
 that a plain Markdown renderer would show raw.
@@ -61,10 +64,19 @@ def raw_myst(text: str) -> list[str]:
     return [m.group(0).strip() for m in RAW_MYST.finditer(text)]
 
 
+def page_file(stem: str) -> str:
+    """The file of the page ``stem``: a chapter's notebook, or one of the site's Markdown pages."""
+    notebook = BOOK / f"{stem}.ipynb"
+    return notebook.name if notebook.exists() else f"{stem}.md"
+
+
 def title(stem: str) -> str:
-    """A chapter's title, the first line of its first cell, as the site's links show it."""
-    cells = nbformat.read(BOOK / f"{stem}.ipynb", as_version=4).cells
-    return cells[0].source.splitlines()[0].lstrip("#").strip()
+    """A page's title, the first line of its first cell or of its file, as the site shows it."""
+    if page_file(stem).endswith(".md"):
+        first = (BOOK / f"{stem}.md").read_text()
+    else:
+        first = nbformat.read(BOOK / f"{stem}.ipynb", as_version=4).cells[0].source
+    return first.splitlines()[0].lstrip("#").strip()
 
 
 def _details(match: re.Match) -> str:
@@ -74,8 +86,8 @@ def _details(match: re.Match) -> str:
 
 def _link(match: re.Match) -> str:
     text, target = (match.group(1), match.group(2)) if match.group(2) else (None, match.group(3))
-    target = target.strip().removesuffix(".ipynb")
-    return f"[{text or title(target)}]({target}.ipynb)"
+    target = target.strip().removesuffix(".ipynb").removesuffix(".md")
+    return f"[{text or title(target)}]({page_file(target)})"
 
 
 def open_markdown(text: str) -> str:
@@ -103,9 +115,22 @@ def transform(nb) -> None:
     nb.cells.insert(1, setup)
 
 
+def open_page(text: str) -> str:
+    """A site-only Markdown page (intro, glossary, teachers' guide): GitHub and editors show
+    it too, so its links are Markdown links as well; its directives stay (the site's own)."""
+    return DOC_ROLE.sub(_link, text)
+
+
 def main(argv: list[str]) -> None:
     check = "--check" in argv
     changed, left = [], []
+    for path in sorted(BOOK.glob("*.md")):
+        before = path.read_text()
+        after = open_page(before)
+        if after != before:
+            changed.append(path.name)
+            if not check:
+                path.write_text(after)
     for path in sorted(BOOK.glob("*.ipynb")):
         before = path.read_text()
         nb = nbformat.read(path, as_version=4)

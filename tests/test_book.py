@@ -13,7 +13,7 @@ from ipykernel.ipkernel import IPythonKernel
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 from execute_notebooks import kernelspec  # noqa: E402
-from open_anywhere import raw_myst, setup_source, transform  # noqa: E402
+from open_anywhere import open_page, raw_myst, setup_source, transform  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 SECTIONS = [
@@ -106,6 +106,14 @@ def test_no_markup_shows_raw_outside_the_site(path):
     cells = nbformat.read(path, as_version=4).cells
     raw = [piece for c in cells if c.cell_type == "markdown" for piece in raw_myst(c.source)]
     assert not raw, f"{path.name} shows raw outside the site: {raw}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "book").glob("*.md")), ids=lambda p: p.stem)
+def test_site_pages_link_with_markdown_links(path):
+    """GitHub and editors show the intro, glossary and teachers' guide as plain Markdown: a
+    {doc} role would print raw there, a Markdown link to the page's file works in both."""
+    text = path.read_text()
+    assert open_page(text) == text, f"{path.name}: run scripts/open_anywhere.py"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
