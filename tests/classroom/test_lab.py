@@ -10,6 +10,7 @@ Python), is set to this machine's before opening.
 
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -68,6 +70,19 @@ def lab(tmp_path):
         log.close()
 
 
+def _open(page, url: str) -> None:
+    """Open a notebook and wait until Lab has finished loading it (its spinner gone) and its
+    kernel is connected and idle (the status bar says so; before that it says Unknown)."""
+    page.goto(url)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_selector(".jp-NotebookPanel .jp-Spinner", state="detached", timeout=120_000)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]
+                   .some(item => item.textContent.trim().endsWith('| Idle'))""",
+        timeout=120_000,
+    )
+
+
 def test_opening_and_saving_in_lab_changes_nothing(lab, tmp_path):
     nb = nbformat.read(CHAPTER, as_version=4)
     nb.metadata.language_info.version = platform.python_version()
@@ -76,11 +91,7 @@ def test_opening_and_saving_in_lab_changes_nothing(lab, tmp_path):
     before, written = copy.read_bytes(), copy.stat().st_mtime_ns
     with chromium() as browser:
         page = browser.new_page()
-        page.goto(f"{lab}/lab/tree/{copy.name}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-        page.wait_for_selector(
-            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000
-        )
+        _open(page, f"{lab}/lab/tree/{copy.name}")
         # Lab takes the shortcut once the notebook has settled: press until it has saved.
         deadline = time.monotonic() + 60
         while copy.stat().st_mtime_ns == written and time.monotonic() < deadline:
@@ -90,6 +101,27 @@ def test_opening_and_saving_in_lab_changes_nothing(lab, tmp_path):
     assert copy.read_bytes() == before, f"saving in Lab changed {CHAPTER.name}: see {copy}"
 
 
+# A cell waiting or running shows [*] in its prompt.
+RUNNING = "[...document.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('*'))"
+
+
+def _run_all(page) -> None:
+    """Run > Run All Cells, as a student does, until the cells are seen queued. The notebook
+    is focused through the first cell's prompt, where no link or fold can take the click
+    (clicking mid-notebook while Lab still lays it out can land on one)."""
+    for _ in range(3):
+        page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").first.click()
+        page.keyboard.press("Escape")
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        try:
+            page.wait_for_function(f"() => {RUNNING}", timeout=30_000)
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")  # a menu left open
+    pytest.fail("Run All Cells did not start the notebook's cells")
+
+
 def test_run_all_in_lab_shows_no_raw_markup_and_the_live_panel_moves(lab, tmp_path):
     """What a student sees after Run All: folded answers (no MyST source), no error output,
     and an explorer whose figure follows its slider and keeps its drawn size."""
@@ -97,22 +129,16 @@ def test_run_all_in_lab_shows_no_raw_markup_and_the_live_panel_moves(lab, tmp_pa
     copy.write_bytes(CHAPTER.read_bytes())
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1300, "height": 1000})
-        page.goto(f"{lab}/lab/tree/{copy.name}?reset")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-        page.wait_for_selector(
-            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000
-        )
-        page.locator(".jp-Notebook").first.click()  # the menu acts on the focused notebook
-        page.keyboard.press("Escape")
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        _open(page, f"{lab}/lab/tree/{copy.name}?reset")
+        _run_all(page)
         # The saved notebook has no widget output: a live panel appears only when it runs.
-        page.wait_for_selector(".jupyter-widgets img", state="attached", timeout=300_000)
-        page.wait_for_function(
-            """() => ![...document.querySelectorAll('.jp-InputPrompt')]
-                       .some(p => p.textContent.includes('*'))""",
-            timeout=300_000,
-        )
+        try:
+            page.wait_for_selector(".jupyter-widgets img", state="attached", timeout=300_000)
+            page.wait_for_function(f"() => !({RUNNING})", timeout=300_000)
+        except PlaywrightTimeout:
+            page.screenshot(path=str(tmp_path / "lab.png"), full_page=True)
+            log = (tmp_path / "lab.log").read_text()[-3000:]
+            pytest.fail(f"no live panel after Run All (screenshot {tmp_path / 'lab.png'}):\n{log}")
         text = page.locator(".jp-Notebook").text_content()
         assert ":::" not in text and "{doc}" not in text and "{dropdown}" not in text
         assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
