@@ -72,11 +72,10 @@ def page_file(stem: str) -> str:
 
 def title(stem: str) -> str:
     """A page's title, the first line of its first cell or of its file, as the site shows it."""
-    if page_file(stem).endswith(".md"):
-        first = (BOOK / f"{stem}.md").read_text()
-    else:
-        first = nbformat.read(BOOK / f"{stem}.ipynb", as_version=4).cells[0].source
-    return first.splitlines()[0].lstrip("#").strip()
+    path = BOOK / page_file(stem)
+    if path.suffix == ".md":
+        return path.read_text().splitlines()[0].lstrip("#").strip()
+    return nbformat.read(path, as_version=4).cells[0].source.splitlines()[0].lstrip("#").strip()
 
 
 def _details(match: re.Match) -> str:
