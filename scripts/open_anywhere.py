@@ -74,8 +74,10 @@ def title(stem: str) -> str:
     """A page's title, the first line of its first cell or of its file, as the site shows it."""
     path = BOOK / page_file(stem)
     if path.suffix == ".md":
-        return path.read_text().splitlines()[0].lstrip("#").strip()
-    return nbformat.read(path, as_version=4).cells[0].source.splitlines()[0].lstrip("#").strip()
+        first = path.read_text()
+    else:
+        first = nbformat.read(path, as_version=4).cells[0].source
+    return first.splitlines()[0].lstrip("#").strip()
 
 
 def _details(match: re.Match) -> str:
@@ -122,16 +124,10 @@ def open_page(text: str) -> str:
 
 def main(argv: list[str]) -> None:
     check = "--check" in argv
-    changed, left = [], []
+    opened, left = {}, []  # path -> the text it should have
     for path in sorted(BOOK.glob("*.md")):
-        before = path.read_text()
-        after = open_page(before)
-        if after != before:
-            changed.append(path.name)
-            if not check:
-                path.write_text(after)
+        opened[path] = open_page(path.read_text())
     for path in sorted(BOOK.glob("*.ipynb")):
-        before = path.read_text()
         nb = nbformat.read(path, as_version=4)
         transform(nb)
         left += [
@@ -140,16 +136,17 @@ def main(argv: list[str]) -> None:
             if cell.cell_type == "markdown"
             for piece in raw_myst(cell.source)
         ]
-        after = nbformat.writes(nb).rstrip("\n") + "\n"  # as nbformat.write saves it
-        if after != before:
-            changed.append(path.name)
-            if not check:
-                path.write_text(after)
+        opened[path] = nbformat.writes(nb).rstrip("\n") + "\n"  # as nbformat.write saves it
+    changed = [path for path, after in opened.items() if after != path.read_text()]
+    if not check:
+        for path in changed:
+            path.write_text(opened[path])
+    names = ", ".join(path.name for path in changed)
     if left:
         sys.exit("markup a plain Markdown renderer shows raw:\n" + "\n".join(left))
     if check and changed:
-        sys.exit(f"not yet open anywhere: {', '.join(changed)}: run scripts/open_anywhere.py")
-    print(f"{'would change' if check else 'changed'}: {', '.join(changed) or 'nothing'}")
+        sys.exit(f"not yet open anywhere: {names}: run scripts/open_anywhere.py")
+    print(f"{'would change' if check else 'changed'}: {names or 'nothing'}")
 
 
 if __name__ == "__main__":
