@@ -10,6 +10,17 @@ PORT ?= 8000
 
 .PHONY: setup book test lint unit nbval nbval-portable nbval-native determinism build site site-after-build classroom lab serve execute bench student drill handouts dist clean
 
+## Per-environment state. matplotlib's font list, IPython's profile and Jupyter's config,
+## data and runtime files live in .venv/state, not in the home directory, so no check reads
+## what another environment left there (a stale ~/.cache/matplotlib font list once made
+## figures fall back to another font). Every command below, and all it starts, inherits these.
+STATE := $(CURDIR)/$(VENV)/state
+export MPLCONFIGDIR := $(STATE)/matplotlib
+export IPYTHONDIR := $(STATE)/ipython
+export JUPYTER_CONFIG_DIR := $(STATE)/jupyter/config
+export JUPYTER_DATA_DIR := $(STATE)/jupyter/data
+export JUPYTER_RUNTIME_DIR := $(STATE)/jupyter/runtime
+
 setup: $(STAMP)
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
@@ -18,6 +29,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
 	npm ci --no-audit --no-fund --silent
+	rm -rf $(STATE)  # a font list written for the packages replaced here would be stale
 	touch $(STAMP)
 
 ## book: build the site into _build/html (notebooks run once; later builds use the cache)

@@ -71,6 +71,19 @@ def lean_metadata(nb) -> None:
         cell.pop("id", None)
 
 
+def refuse_stderr(path: Path, nb) -> None:
+    """Stop before saving a notebook whose cells wrote to stderr (a warning, a font fallback):
+    nbval would then fail on it with no word of why, and the site would show the warning."""
+    written = [
+        f"cell {index}: {output.text.rstrip()}"
+        for index, cell in enumerate(nb.cells)
+        for output in cell.get("outputs", [])
+        if output.output_type == "stream" and output.name == "stderr"
+    ]
+    if written:
+        raise SystemExit(f"{path.name} not saved; cells wrote to stderr:\n" + "\n".join(written))
+
+
 def execute(path: Path, cwd: Path | None = None) -> float:
     """Run the notebook at ``path`` in place, from ``cwd`` (default: its own folder)."""
     nb = nbformat.read(path, as_version=4)
@@ -88,6 +101,7 @@ def execute(path: Path, cwd: Path | None = None) -> float:
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = reproducible_outputs(cell)
+    refuse_stderr(path, nb)
     # JupyterLab saves a 4.4 notebook as 4.4; 4.5 would add a random id to every cell.
     nb.nbformat, nb.nbformat_minor = 4, 4
     nbformat.write(nb, path)

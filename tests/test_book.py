@@ -128,6 +128,21 @@ def test_notebook_is_open_anywhere(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_saved_output_is_a_warning(path):
+    """A warning (a font fallback, a deprecation) never sits silently in a saved output: it
+    would show in the site, and nbval on a machine without it would fail with no word why."""
+    cells = nbformat.read(path, as_version=4).cells
+    written = [
+        f"cell {index}: {output.text.strip()[:200]}"
+        for index, cell in enumerate(cells)
+        for output in cell.get("outputs", [])
+        if output.output_type == "stream"
+        and (output.name == "stderr" or re.search(r"\w+Warning:|findfont", output.text))
+    ]
+    assert not written, f"{path.name} saved warnings: {written}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_saved_with_the_metadata_jupyterlab_writes(path):
     """Opening a notebook in Lab and saving it must change nothing: the file carries exactly the
     kernelspec and language_info Lab fills in, in nbformat 4.4 (cells without ids), which

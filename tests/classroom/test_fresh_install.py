@@ -62,6 +62,8 @@ def test_chapters_install_the_package_and_pass(fresh):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
     env |= SAVE_SETTING | {
         "JUPYTER_PATH": str(jupyter_path),
+        # its own font list: the book's venv's lists that venv's files, not this one's
+        "MPLCONFIGDIR": str(jupyter_path.parent / "matplotlib"),
         "PIP_CONFIG_FILE": os.devnull,
         "PIP_NO_INDEX": "1",
         "PIP_FIND_LINKS": str(dist),
