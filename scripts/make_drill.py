@@ -1,10 +1,12 @@
-"""Generate book/drill.md, the interview drill, from the chapters' Short answer sections.
+"""Generate book/drill.md, the interview drill, from the chapters' Short answer and What
+they ask next sections.
 
 Usage: python scripts/make_drill.py [--check]
   --check exits 1 (and says so) when book/drill.md is stale, instead of writing it.
 
-Each chapter contributes its title, its Chinese question and its short answer; the page
-lists them in book order, each answer folded so a reader can answer first, then check. The
+Each chapter contributes its title, its Chinese question, its short answer and its
+follow-up questions with their answers; the page lists them in book order, each part folded
+so a reader can answer first, then check. The
 fold and the links are the notebooks' own plain HTML and Markdown (see open_anywhere.py).
 """
 
@@ -20,11 +22,26 @@ DRILL = ROOT / "book" / "drill.md"
 HEADER = """\
 # Interview drill
 
-Every question of the book, in English with the Chinese question beside it, and its short
-answer in English. Say your answer out loud first, then open the fold and compare; the
-chapter link has the reasoning, the explorer and the checks. This page is generated from
-the chapters (`make drill`).
+Every question of the book, in English with the Chinese question beside it, its short
+answer in English, and the questions an interviewer asks next, each with its answer. Say
+your answer out loud first, then open the fold and compare; the chapter link has the
+reasoning, the explorer and the checks. This page is generated from the chapters
+(`make drill`).
 """
+
+
+def section(path: Path, markdown: list[str], heading: str) -> str:
+    """The prose of a chapter's ``## heading`` section: its Markdown cells up to the next
+    section (the code cells that compute an answer stay in the chapter)."""
+    start = next((i for i, m in enumerate(markdown) if m.lstrip().startswith(heading)), None)
+    if start is None:
+        raise ValueError(f"{path.name} has no '{heading}' section")
+    body = [re.sub(rf"^{heading}\s*", "", markdown[start].strip())]
+    for cell in markdown[start + 1 :]:
+        if cell.lstrip().startswith("## "):
+            break
+        body.append(cell.strip())
+    return "\n\n".join(part for part in body if part)
 
 
 def chapter_entry(path: Path) -> str:
@@ -33,17 +50,13 @@ def chapter_entry(path: Path) -> str:
     title_cell = markdown[0].strip().splitlines()
     title = title_cell[0].lstrip("# ").strip()
     chinese = next((line.strip("* ") for line in title_cell[1:] if line.strip()), "")
-    short = next(
-        (m for m in markdown if m.lstrip().startswith("## Short answer")),
-        None,
-    )
-    if short is None:
-        raise ValueError(f"{path.name} has no '## Short answer' section")
-    answer = re.sub(r"^## Short answer\s*", "", short.strip()).strip()
+    answer = section(path, markdown, "## Short answer")
+    follow_ups = section(path, markdown, "## What they ask next")
     return (
         f"## {title}\n\n*{chinese}*\n\n"
-        f"<details>\n<summary>Short answer</summary>\n\n{answer}\n\n"
-        f"Read the chapter: [{title}]({path.name})\n\n</details>\n"
+        f"<details>\n<summary>Short answer</summary>\n\n{answer}\n\n</details>\n\n"
+        f"<details>\n<summary>What they ask next</summary>\n\n{follow_ups}\n\n</details>\n\n"
+        f"Read the chapter: [{title}]({path.name})\n"
     )
 
 

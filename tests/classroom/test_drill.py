@@ -17,4 +17,5 @@ def test_drill_lists_every_chapter_with_both_languages():
     for chapter in chapter_order():
         assert f"]({chapter.name})" in text
     assert text.count("<summary>Short answer</summary>") == len(chapter_order())
+    assert text.count("<summary>What they ask next</summary>") == len(chapter_order())
     assert "为什么" in text
