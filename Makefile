@@ -32,7 +32,8 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
 	rm -rf $(STATE)  # a font list written for the packages replaced here would be stale
 	touch $(STAMP)
 
-## book: build the site into _build/html (notebooks run once; later builds use the cache)
+## book: build the site into _build/html from the notebooks' saved outputs (explorer panels
+## are rendered once and kept in _build/.frames)
 book: $(STAMP)
 	$(JB) build . -W -n --keep-going
 	@echo

@@ -1,8 +1,5 @@
 """Sphinx extension for the book's own build needs.
 
-* Tells the notebooks that they are being built into the site: kernels started to execute
-  them inherit this process's environment, so setting ``ATTENTION_QA_BUILD`` makes every
-  explorer put all of its frames into the page (see ``attention_qa.panel``).
 * Launch buttons only with a repository: ``launch_buttons`` in ``_config.yml`` names Binder
   and Colab, but without ``repository.url`` they could lead nowhere, so they are dropped.
 * Explorer frames as files: an explorer's static panel carries its frames as data URLs
@@ -15,6 +12,8 @@
 
 Light, readable pages (the modules beside this one, set up from here):
 
+* ``book_frames``: every explorer's full panel, rendered from the explorers and cached (the
+  notebooks are not executed again: the site shows their saved outputs);
 * ``book_math``: maths typeset to SVG at build time (MathJax in Node), no MathJax script;
 * ``book_icons``: the theme's icons from a font cut to the icons used, no Font Awesome script;
 * ``book_cjk``: Chinese marked ``lang="zh-CN"`` and drawn with the site's own Chinese font;
@@ -24,11 +23,8 @@ Light, readable pages (the modules beside this one, set up from here):
 
 import base64
 import hashlib
-import os
 import re
 from pathlib import Path
-
-from attention_qa.panel import BUILD_ENV
 
 FRAMES_DIR = "_frames"
 _PNG_DATA_URL = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
@@ -70,8 +66,7 @@ def launch_buttons_need_a_repository(app, config):
 
 
 def setup(app):
-    os.environ[BUILD_ENV] = "1"
-    for module in ("book_math", "book_icons", "book_cjk", "book_search", "book_pages"):
+    for module in ("book_frames", "book_math", "book_icons", "book_cjk", "book_search", "book_pages"):
         app.setup_extension(module)
     app.connect("config-inited", launch_buttons_need_a_repository)
     app.connect("html-page-context", drop_thebe)

@@ -1,0 +1,103 @@
+"""Every explorer's full panel put into the pages at build time, from the explorers
+themselves: the build does not execute the notebooks again.
+
+A saved notebook holds each explorer's default frame only (its outputs are what nbval
+checks). When the site is built, each such panel is replaced by the one with every frame:
+the builder is found among the page's explorers (``attention_qa.explorers.BY_CHAPTER``) by
+the panel's id, and its full panel is rendered once for each state of what the frames
+depend on (the package's source and the versions of the libraries that compute and draw
+them), then kept in ``_build/.frames/``, where every later build reuses it.
+
+Cells that time something (tagged ``nbval-ignore-output``) keep no output in the saved
+notebook; the site says so under them, since a time is the machine's that runs the cell.
+"""
+
+import hashlib
+import importlib.metadata
+import re
+from functools import cache
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.errors import ExtensionError
+
+PANEL_ID = re.compile(r'<div class="aqa-explorer" id="(aqa-[0-9a-f]{10})"')
+DEFAULT_ONLY = "This copy holds the default setting only"
+LIBRARIES = ("torch", "numpy", "matplotlib", "pillow")
+TIMED = "tag_nbval-ignore-output"
+TIMED_NOTE = (
+    "This cell measures time, which depends on the machine that runs it: run the notebook "
+    "to see yours. The cell after it checks the claim without a clock."
+)
+
+
+@cache
+def fingerprint() -> str:
+    """What every frame depends on: the package's source and the libraries' versions."""
+    import attention_qa
+
+    root = Path(attention_qa.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for name in LIBRARIES:
+        digest.update(f"{name}=={importlib.metadata.version(name)}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def chapter_key(docname: str) -> str:
+    """The page's key in BY_CHAPTER: ``book/q04_why…`` → ``q04``, ``book/playground`` too."""
+    stem = docname.rsplit("/", 1)[-1]
+    return stem[:3] if re.match(r"q\d\d_", stem) else stem
+
+
+def full_panel(docname: str, uid: str, folder: Path) -> str:
+    """The panel with every frame of the explorer whose id is ``uid`` on page ``docname``."""
+    from attention_qa.explorers import BY_CHAPTER
+
+    builders = BY_CHAPTER.get(chapter_key(docname), [])
+    path = None
+    for builder in builders:
+        path = folder / f"{builder.__module__}.{builder.__name__}-{fingerprint()}.html"
+        if path.exists() and f'id="{uid}"' in path.read_text()[:300]:
+            return path.read_text()
+        explorer = builder()
+        if explorer.uid == uid:
+            folder.mkdir(parents=True, exist_ok=True)
+            html = explorer.to_html(all_frames=True)
+            partial = path.with_suffix(".partial")
+            partial.write_text(html)
+            partial.replace(path)  # a build stopped half-way leaves no half-written panel
+            return html
+    names = [b.__name__ for b in builders]
+    raise ExtensionError(
+        f"{docname}: an explorer panel with id {uid} matches none of the page's builders "
+        f"{names} (attention_qa.explorers.BY_CHAPTER); run `make execute` on the notebook"
+    )
+
+
+def insert_full_panels(app, doctree, docname):
+    folder = Path(app.outdir).parent / ".frames"
+    panels = [
+        raw
+        for raw in doctree.findall(nodes.raw)
+        if "html" in raw.get("format", "") and DEFAULT_ONLY in raw.astext()
+    ]
+    for raw in panels:
+        found = PANEL_ID.search(raw.astext())
+        if found is None:
+            raise ExtensionError(f"{docname}: an explorer panel without an id")
+        html = full_panel(docname, found.group(1), folder)
+        raw.replace_self(nodes.raw("", html, format="html"))
+
+
+def note_timed_cells(app, doctree, docname):
+    for cell in doctree.findall(nodes.container):
+        if TIMED in cell.get("classes", []):
+            cell += nodes.paragraph(text=TIMED_NOTE, classes=["aqa-timed-note"])
+
+
+def setup(app):
+    app.connect("doctree-resolved", insert_full_panels)
+    app.connect("doctree-resolved", note_timed_cells)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
