@@ -66,7 +66,8 @@ def launch_buttons_need_a_repository(app, config):
 
 
 def setup(app):
-    for module in ("book_frames", "book_math", "book_icons", "book_cjk", "book_search", "book_pages"):
+    modules = ("book_frames", "book_math", "book_icons", "book_cjk", "book_search", "book_pages")
+    for module in modules:
         app.setup_extension(module)
     app.connect("config-inited", launch_buttons_need_a_repository)
     app.connect("html-page-context", drop_thebe)
