@@ -3,8 +3,8 @@
 Measures, on this machine:
 - live update latency of every explorer, ours vs the naive ``interactive_output`` re-plot
   (target: median ≤ 50 ms and ≥ 4× faster, each);
-- cold book build (execution cache cleared), warm rebuild after a prose change
-  (target ≤ 30 s), and the nbval suite;
+- cold book build (_build cleared: every explorer panel rendered anew), warm rebuild after a
+  prose change (target ≤ 30 s), and the nbval suite;
 - built page weight (budget ≤ 3 MB a page, ≤ 60 MB the site) and committed notebook size
   (budget ≤ 1 MB each);
 - what a reader's browser transfers (Chromium, ``site_weight.py``): a first visit to each
