@@ -1,17 +1,14 @@
-"""axe-core on every built page: no serious or critical violations."""
+"""axe-core on every built page: no serious or critical violations (run on each page's one
+load in ``test_every_page.py``)."""
 
 from pathlib import Path
 
 import pytest
 
-from tests.site.conftest import SITE, built_pages
-
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = built_pages() if SITE.exists() else ["index.html"]
 
 
-@pytest.mark.parametrize("path", PAGES)
-def test_no_serious_or_critical_violations(page, site_url, path):
+def check_axe(page, path: str) -> None:
     """axe-core's serious and critical findings, and code blocks that scroll sideways.
 
     A block that scrolls needs a keyboard tab stop, and whether it scrolls depends on the
@@ -20,7 +17,6 @@ def test_no_serious_or_critical_violations(page, site_url, path):
     """
     if not AXE.exists():
         pytest.fail(f"{AXE} is missing: run `npm ci` (make does it)")
-    page.goto(f"{site_url}/{path}", wait_until="networkidle")
     page.add_script_tag(path=str(AXE))
     result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
     serious = [

@@ -1,10 +1,11 @@
-"""What a reader sees, on a phone and a desktop, in light and dark mode (issue: reader's view).
+"""What a reader sees, on a phone and a desktop, in light and dark mode.
 
 Every explorer is driven through every value of every control: it never shows a message
 unless the message is its lesson, its panel keeps its height, and every frame it fetches
 loads. Text in explorer frames and static figures stays at least 9 CSS px at 390 px and
 1300 px; no page scrolls sideways on a phone; printed output comes in one block; the panel
-follows dark mode; the site works opened from a folder.
+follows dark mode; the site works opened from a folder. The per-page checks run on each
+page's one load in ``test_every_page.py``.
 """
 
 import pytest
@@ -37,38 +38,34 @@ def _open(browser, url, width, dark=False):
     return context, page
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("path", PAGES)
-def test_no_page_scrolls_sideways_and_text_in_figures_is_readable(browser, site_url, path, width):
-    context, page = _open(browser, f"{site_url}/{path}", width)
-    try:
-        overflow = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
-        assert overflow <= 0, f"{path} scrolls {overflow} px sideways at {width} px"
-        sizes = page.evaluate(
-            """(staticPx) => Array.from(document.querySelectorAll(
-                   '.aqa-explorer img.aqa-frame, div.cell_output img')).map(img => {
-                 const px = img.dataset.textPx ? Number(img.dataset.textPx) : staticPx;
-                 return [img.alt.slice(0, 60), px * img.clientWidth / img.naturalWidth];
-               })""",
-            STATIC_FIGURE_TEXT_PX,
-        )
-        small = [(alt, round(px, 1)) for alt, px in sizes if px < MIN_TEXT_CSS_PX]
-        assert small == [], f"{path} at {width} px: text under 9 px in {small}"
-        room = page.evaluate(
-            """() => Array.from(document.querySelectorAll('.aqa-explorer img.aqa-frame'), img => {
-                 const box = img.parentElement, style = getComputedStyle(box);
-                 return box.clientWidth - parseFloat(style.paddingLeft)
-                   - parseFloat(style.paddingRight);
-               })"""
-        )
-        assert min(room, default=ASSUMED_COLUMN_PX[width]) >= ASSUMED_COLUMN_PX[width], (
-            f"{path} at {width} px: an explorer figure has {min(room)} px, but "
-            f"attention_qa.panel.legibility assumes {ASSUMED_COLUMN_PX[width]} px"
-        )
-    finally:
-        context.close()
+def check_layout(page, path: str, width: int) -> None:
+    """At the page's current width: no sideways scroll, text in figures at least 9 CSS px,
+    and explorer figures given the room legibility.py assumes."""
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0, f"{path} scrolls {overflow} px sideways at {width} px"
+    sizes = page.evaluate(
+        """(staticPx) => Array.from(document.querySelectorAll(
+               '.aqa-explorer img.aqa-frame, div.cell_output img')).map(img => {
+             const px = img.dataset.textPx ? Number(img.dataset.textPx) : staticPx;
+             return [img.alt.slice(0, 60), px * img.clientWidth / img.naturalWidth];
+           })""",
+        STATIC_FIGURE_TEXT_PX,
+    )
+    small = [(alt, round(px, 1)) for alt, px in sizes if px < MIN_TEXT_CSS_PX]
+    assert small == [], f"{path} at {width} px: text under 9 px in {small}"
+    room = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.aqa-explorer img.aqa-frame'), img => {
+             const box = img.parentElement, style = getComputedStyle(box);
+             return box.clientWidth - parseFloat(style.paddingLeft)
+               - parseFloat(style.paddingRight);
+           })"""
+    )
+    assert min(room, default=ASSUMED_COLUMN_PX[width]) >= ASSUMED_COLUMN_PX[width], (
+        f"{path} at {width} px: an explorer figure has {min(room)} px, but "
+        f"attention_qa.panel.legibility assumes {ASSUMED_COLUMN_PX[width]} px"
+    )
 
 
 def _drive(page, explorer):
@@ -99,29 +96,23 @@ def _drive(page, explorer):
     )
 
 
-@pytest.mark.parametrize("path", PAGES_WITH_EXPLORERS)
-def test_explorers_never_dead_end_keep_their_height_and_load_every_frame(
-    browser, site_url, path
-):
-    context, page = _open(browser, f"{site_url}/{path}", 1300)
-    try:
-        explorers = page.locator(".aqa-explorer")
-        for e in range(explorers.count()):
-            explorer = explorers.nth(e)
-            keeps_errors = explorer.evaluate(
-                "root => JSON.parse(root.querySelector('script.aqa-frames').textContent).keep"
-            )
-            seen = _drive(page, explorer)
-            messages = [s["message"] for s in seen if s["message"] is not None]
-            if not keeps_errors:
-                assert messages == [], f"{path}: explorer {e} dead-ends: {messages[:2]}"
-            heights = {s["height"] for s in seen}
-            assert max(heights) - min(heights) <= 24, f"{path}: explorer {e} jumps: {heights}"
-            assert all(s["loaded"] for s in seen if s["message"] is None), path
-            assert all("/_frames/" in s["src"] for s in seen if s["message"] is None), path
-        assert page.errors == [], page.errors
-    finally:
-        context.close()
+def check_drive(page, path: str) -> None:
+    """Every explorer, driven through every value of every control, never dead-ends, keeps
+    its height and loads every frame it shows."""
+    explorers = page.locator(".aqa-explorer")
+    for e in range(explorers.count()):
+        explorer = explorers.nth(e)
+        keeps_errors = explorer.evaluate(
+            "root => JSON.parse(root.querySelector('script.aqa-frames').textContent).keep"
+        )
+        seen = _drive(page, explorer)
+        messages = [s["message"] for s in seen if s["message"] is not None]
+        if not keeps_errors:
+            assert messages == [], f"{path}: explorer {e} dead-ends: {messages[:2]}"
+        heights = {s["height"] for s in seen}
+        assert max(heights) - min(heights) <= 24, f"{path}: explorer {e} jumps: {heights}"
+        assert all(s["loaded"] for s in seen if s["message"] is None), path
+        assert all("/_frames/" in s["src"] for s in seen if s["message"] is None), path
 
 
 def _luminance(rgb: str) -> float:

@@ -1,0 +1,62 @@
+"""Every page of the built site, loaded once: all the checks that look at a whole page run on
+that one load, in order, so that a page costs one visit however many checks it has.
+
+1. it loaded offline, with no console error and no missing file (``test_site``);
+2. its Chinese is marked and drawn in the shipped font (``test_chinese``);
+3. axe-core finds nothing serious, and no code block scrolls (``test_accessibility``);
+4. each explorer, driven through every value of every control, never dead-ends, keeps its
+   height and loads every frame (``test_reader``); then, back at its defaults, it answers
+   every control by keyboard (``test_explorers``). Every frame's own content is checked
+   without a browser, from the explorers themselves (``tests/test_explorers_all.py``);
+5. at 1300 px and then at 390 px (a phone) it never scrolls sideways and the text in its
+   figures stays legible (``test_reader``).
+"""
+
+import pytest
+
+from tests.site.conftest import SITE, built_pages
+from tests.site.test_accessibility import check_axe
+from tests.site.test_chinese import check_chinese
+from tests.site.test_explorers import check_keyboard
+from tests.site.test_reader import WIDTHS, check_drive, check_layout
+from tests.site.test_site import check_offline_without_errors
+
+PAGES = built_pages() if SITE.exists() else ["index.html"]
+DESKTOP = max(WIDTHS)
+
+
+def _resize(page, width: int) -> None:
+    """Narrow or widen the window, and wait until the page has handled it (a resize event
+    is dispatched with the next frame; the explorers re-measure their room then)."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+RESET_JS = """() => document.querySelectorAll('.aqa-explorer [data-aqa-control]').forEach(el => {
+  if (el.tagName === 'SELECT') {
+    el.selectedIndex = [...el.options].findIndex(option => option.defaultSelected);
+  } else {
+    el.value = el.defaultValue;
+  }
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+})"""
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page(page, site_url, path):
+    page.set_viewport_size({"width": DESKTOP, "height": 900})
+    page.goto(f"{site_url}/{path}", wait_until="networkidle")
+    check_offline_without_errors(page, path)
+    if path == "index.html":  # the root only sends the reader on to the intro
+        check_axe(page, path)
+        return
+    check_chinese(page, path)
+    check_axe(page, path)
+    if "aqa-explorer" in (SITE / path).read_text():
+        check_drive(page, path)
+        page.evaluate(RESET_JS)  # every control back to its default, as the page loaded
+        check_keyboard(page, path)
+    for width in sorted(WIDTHS, reverse=True):
+        _resize(page, width)
+        check_layout(page, path, width)
+    assert page.console_errors == [], f"{path}: console errors {page.console_errors}"
