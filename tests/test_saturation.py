@@ -83,3 +83,17 @@ def test_uniform_playground_stats_average_over_the_keys_each_query_sees():
     assert causal["entropy"] == pytest.approx(sum(math.log(i) for i in range(1, 5)) / 4, abs=1e-6)
     with pytest.raises(ValueError):
         uniform_playground_stats("sliding", 4)
+
+
+def test_playground_figures_agree_with_torch_distributions():
+    from attention_qa.saturation import playground_figures, playground_weights
+
+    scores, weights = playground_weights(64, 2, "causal", "none", 8)
+    figures = playground_figures(scores, "causal")
+    entropy = torch.distributions.Categorical(probs=weights).entropy().mean(-1)  # (h,)
+    for i in range(2):
+        expected = f"max weight {weights[i].max(-1).values.mean():.2f}, entropy {entropy[i]:.2f}"
+        assert figures[f"head {i + 1}"].startswith(expected)
+    assert figures["uniform would give"].startswith("max weight 0.34")  # mean of 1/(i+1), i<8
+    with pytest.raises(ValueError, match=r"\(heads, n, n\)"):
+        playground_figures(scores[:, :, :4], "causal")

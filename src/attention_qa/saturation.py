@@ -138,3 +138,25 @@ def uniform_playground_stats(mask: str, n: int) -> dict[str, float]:
     stats = saturation_stats(zeros)  # each (n,)
     return {"max_weight": stats["max_weight"].mean().item(),
             "entropy": stats["entropy"].mean().item()}
+
+
+def playground_figures(scores: torch.Tensor, mask: str) -> dict[str, str]:
+    """The playground's figures for ``scores`` (h, n, n) under ``mask``: each head's max
+    weight, entropy and Jacobian norm (means over the queries), and what uniform weights
+    would give; any number of heads and any length, not only the panel's values."""
+    require_tensor("scores", scores, min_ndim=3)
+    if scores.ndim != 3 or scores.shape[1] != scores.shape[2]:
+        raise ValueError(f"scores has shape {tuple(scores.shape)} but must be (heads, n, n)")
+    heads, n, _ = scores.shape
+    stats = {name: value.mean(-1) for name, value in saturation_stats(scores).items()}  # (h,)
+    figures = {}
+    for i in range(heads):
+        figures[f"head {i + 1}"] = (
+            f"max weight {stats['max_weight'][i]:.2f}, entropy {stats['entropy'][i]:.2f} nats, "
+            f"Jacobian norm {stats['jacobian_norm'][i]:.3f}"
+        )
+    uniform = uniform_playground_stats(mask, n)  # means over the queries, as for the heads
+    figures["uniform would give"] = (
+        f"max weight {uniform['max_weight']:.2f}, entropy {uniform['entropy']:.2f} nats"
+    )
+    return figures

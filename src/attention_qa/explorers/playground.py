@@ -9,12 +9,7 @@ max weight, entropy and the norm of the softmax Jacobian, each a mean over the q
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
-from attention_qa.saturation import (
-    PLAYGROUND_MASKS,
-    playground_weights,
-    saturation_stats,
-    uniform_playground_stats,
-)
+from attention_qa.saturation import PLAYGROUND_MASKS, playground_figures, playground_weights
 
 D_K_VALUES = (4, 64, 512)
 HEAD_COUNTS = (1, 4)
@@ -29,18 +24,7 @@ def playground_frame(d_k: int, heads: int, mask: str, scaling: str, n: int) -> F
         scores, weights = playground_weights(d_k, heads, mask, scaling, n)
     except ValueError as err:  # any value off the panel's grid may reach here
         raise InvalidSetting(str(err)) from None
-    stats = {name: value.mean(-1) for name, value in saturation_stats(scores).items()}  # (h,)
-    figures = {}
-    for i in range(heads):
-        figures[f"head {i + 1}"] = (
-            f"max weight {stats['max_weight'][i]:.2f}, entropy {stats['entropy'][i]:.2f} nats, "
-            f"Jacobian norm {stats['jacobian_norm'][i]:.3f}"
-        )
-    uniform = uniform_playground_stats(mask, n)  # means over the queries, as for the heads
-    figures["uniform would give"] = (
-        f"max weight {uniform['max_weight']:.2f}, entropy {uniform['entropy']:.2f} nats"
-    )
-    return Frame(data={"weights": weights}, figures=figures)
+    return Frame(data={"weights": weights}, figures=playground_figures(scores, mask))
 
 
 class PlaygroundView(View):
