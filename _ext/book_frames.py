@@ -91,6 +91,17 @@ def insert_full_panels(app, doctree, docname):
         raw.replace_self(nodes.raw("", html, format="html"))
 
 
+def outdated_with_the_package(app, env, added, changed, removed):
+    """Pages with explorers are read again when what their frames depend on has changed
+    since the last build (Sphinx alone sees only the notebooks)."""
+    from attention_qa.explorers import BY_CHAPTER
+
+    if getattr(env, "aqa_frames_fingerprint", None) == fingerprint():
+        return []
+    env.aqa_frames_fingerprint = fingerprint()
+    return [name for name in env.found_docs if chapter_key(name) in BY_CHAPTER]
+
+
 def note_timed_cells(app, doctree, docname):
     for cell in doctree.findall(nodes.container):
         if TIMED in cell.get("classes", []):
@@ -98,6 +109,7 @@ def note_timed_cells(app, doctree, docname):
 
 
 def setup(app):
+    app.connect("env-get-outdated", outdated_with_the_package)
     app.connect("doctree-resolved", insert_full_panels)
     app.connect("doctree-resolved", note_timed_cells)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

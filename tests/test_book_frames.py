@@ -59,3 +59,13 @@ def test_the_full_panel_is_the_explorers_and_is_rendered_once(tmp_path, monkeypa
 def test_a_panel_no_builder_makes_stops_the_build_with_its_page(tmp_path):
     with pytest.raises(ExtensionError, match=r"q04_why_scale_by_sqrt_dk.*aqa-0000000000"):
         book_frames.full_panel(DOCNAME, "aqa-0000000000", tmp_path)
+
+
+def test_pages_with_explorers_are_read_again_when_the_package_changes():
+    env = type("Env", (), {})()
+    env.found_docs = {"book/intro", "book/q04_why_scale_by_sqrt_dk", "book/playground"}
+    first = book_frames.outdated_with_the_package(None, env, set(), set(), set())
+    assert sorted(first) == ["book/playground", "book/q04_why_scale_by_sqrt_dk"]
+    assert book_frames.outdated_with_the_package(None, env, set(), set(), set()) == []
+    env.aqa_frames_fingerprint = "an older package"
+    assert len(book_frames.outdated_with_the_package(None, env, set(), set(), set())) == 2

@@ -4,12 +4,13 @@ that one load, in order, so that a page costs one visit however many checks it h
 1. it loaded offline, with no console error and no missing file (``test_site``);
 2. its Chinese is marked and drawn in the shipped font (``test_chinese``);
 3. axe-core finds nothing serious, and no code block scrolls (``test_accessibility``);
-4. each explorer, driven through every value of every control, never dead-ends, keeps its
-   height and loads every frame (``test_reader``); then, back at its defaults, it answers
-   every control by keyboard (``test_explorers``). Every frame's own content is checked
-   without a browser, from the explorers themselves (``tests/test_explorers_all.py``);
-5. at 1300 px and then at 390 px (a phone) it never scrolls sideways and the text in its
-   figures stays legible (``test_reader``).
+4. at 1300 px and then at 390 px (a phone) it never scrolls sideways and the text in its
+   figures stays legible (``test_reader``);
+5. back at 1300 px, each explorer, driven through every value of every control, never
+   dead-ends, keeps its height and loads every frame (``test_reader``); then, back at its
+   defaults, it answers every control by keyboard (``test_explorers``). Every frame's own
+   content is checked without a browser, from the explorers themselves
+   (``tests/test_explorers_all.py``).
 """
 
 import pytest
@@ -52,11 +53,12 @@ def test_page(page, site_url, path):
         return
     check_chinese(page, path)
     check_axe(page, path)
+    for width in sorted(WIDTHS, reverse=True):
+        _resize(page, width)
+        check_layout(page, path, width)
+    _resize(page, DESKTOP)  # and back, as a reader turns a tablet: the panels follow
     if "aqa-explorer" in (SITE / path).read_text():
         check_drive(page, path)
         page.evaluate(RESET_JS)  # every control back to its default, as the page loaded
         check_keyboard(page, path)
-    for width in sorted(WIDTHS, reverse=True):
-        _resize(page, width)
-        check_layout(page, path, width)
     assert page.console_errors == [], f"{path}: console errors {page.console_errors}"

@@ -123,11 +123,15 @@ _SCRIPT = """
   }
   // The figures under the picture take the room of the longest frame's, so moving a
   // control never makes the page below jump.
+  var reservedFor = -1;
   function reserve() {
+    var width = figures.clientWidth;
+    if (width === reservedFor) return;
+    reservedFor = width;
     var probe = figures.cloneNode(false);
     probe.removeAttribute('aria-live');
     probe.setAttribute('aria-hidden', 'true');
-    probe.style.cssText = 'position:absolute;visibility:hidden;width:' + figures.clientWidth + 'px';
+    probe.style.cssText = 'position:absolute;visibility:hidden;width:' + width + 'px';
     root.appendChild(probe);
     var tallest = 0;
     data.frames.forEach(function (frame) {
@@ -138,7 +142,10 @@ _SCRIPT = """
     figures.style.minHeight = tallest + 'px';
   }
   reserve();
-  window.addEventListener('resize', reserve);
+  // Measured again once the list's width has settled on a new value (a resized window, a
+  // turned phone); at the window's resize event the layout may still be moving.
+  if (window.ResizeObserver) new ResizeObserver(reserve).observe(figures);
+  else window.addEventListener('resize', reserve);
   inputs.forEach(function (input, c) {
     function moved() { adjust(c); show(); }
     input.addEventListener('input', moved);
