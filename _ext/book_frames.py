@@ -14,6 +14,7 @@ notebook; the site says so under them, since a time is the machine's that runs t
 
 import hashlib
 import importlib.metadata
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -25,6 +26,7 @@ PANEL_ID = re.compile(r'<div class="aqa-explorer" id="(aqa-[0-9a-f]{10})"')
 DEFAULT_ONLY = "This copy holds the default setting only"
 LIBRARIES = ("torch", "numpy", "matplotlib", "pillow")
 TIMED = "tag_nbval-ignore-output"
+FRAMES_CACHE = ".frames"  # beside the site, in _build/
 TIMED_NOTE = (
     "This cell measures time, which depends on the machine that runs it: run the notebook "
     "to see yours. The cell after it checks the claim without a clock."
@@ -51,24 +53,29 @@ def chapter_key(docname: str) -> str:
     return stem[:3] if re.match(r"q\d\d_", stem) else stem
 
 
+def cached_panel(builder, folder: Path, explorer=None) -> str:
+    """The full panel of ``builder``'s explorer, rendered once for each fingerprint and then
+    read from ``folder`` (pass the explorer if it is built already)."""
+    path = folder / f"{builder.__module__}.{builder.__name__}-{fingerprint()}.html"
+    if path.exists():
+        return path.read_text()
+    html = (explorer or builder()).to_html(all_frames=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    partial.write_text(html)
+    partial.replace(path)  # a build stopped half-way leaves no half-written panel
+    return html
+
+
 def full_panel(docname: str, uid: str, folder: Path) -> str:
     """The panel with every frame of the explorer whose id is ``uid`` on page ``docname``."""
     from attention_qa.explorers import BY_CHAPTER
 
     builders = BY_CHAPTER.get(chapter_key(docname), [])
-    path = None
     for builder in builders:
-        path = folder / f"{builder.__module__}.{builder.__name__}-{fingerprint()}.html"
-        if path.exists() and f'id="{uid}"' in path.read_text()[:300]:
-            return path.read_text()
         explorer = builder()
         if explorer.uid == uid:
-            folder.mkdir(parents=True, exist_ok=True)
-            html = explorer.to_html(all_frames=True)
-            partial = path.with_suffix(".partial")
-            partial.write_text(html)
-            partial.replace(path)  # a build stopped half-way leaves no half-written panel
-            return html
+            return cached_panel(builder, folder, explorer)
     names = [b.__name__ for b in builders]
     raise ExtensionError(
         f"{docname}: an explorer panel with id {uid} matches none of the page's builders "
@@ -77,7 +84,7 @@ def full_panel(docname: str, uid: str, folder: Path) -> str:
 
 
 def insert_full_panels(app, doctree, docname):
-    folder = Path(app.outdir).parent / ".frames"
+    folder = Path(app.outdir).parent / FRAMES_CACHE
     panels = [
         raw
         for raw in doctree.findall(nodes.raw)

@@ -10,14 +10,14 @@ import pytest
 from sphinx.errors import ExtensionError
 
 from attention_qa.explorers import BY_CHAPTER
-from attention_qa.explorers.saturation import saturation_explorer
+from attention_qa.explorers.attention_bugs import attention_bug_explorer
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "_ext"))
 
 import book_frames  # noqa: E402
 
-DOCNAME = "book/q04_why_scale_by_sqrt_dk"
+DOCNAME = "book/q06_implement_self_attention"
 
 
 def test_every_page_maps_to_its_chapter_key():
@@ -39,25 +39,25 @@ def test_every_saved_panel_is_found_among_its_pages_builders(path):
     assert ids == [builder().uid for builder in builders]
 
 
-def test_the_full_panel_is_the_explorers_and_is_rendered_once(tmp_path, monkeypatch):
-    explorer = saturation_explorer()
+def test_the_full_panel_is_the_explorers_and_is_rendered_once(tmp_path):
+    explorer = attention_bug_explorer()
     html = book_frames.full_panel(DOCNAME, explorer.uid, tmp_path)
     assert html == explorer.to_html(all_frames=True)
     assert book_frames.DEFAULT_ONLY not in html
     (cached,) = tmp_path.iterdir()
-    assert re.fullmatch(r"attention_qa\.explorers\.saturation\.saturation_explorer-\w{16}\.html",
-                        cached.name)  # fmt: skip
+    assert re.fullmatch(r"attention_qa\.explorers\.attention_bugs\.attention_bug_explorer-\w{16}"
+                        r"\.html", cached.name)  # fmt: skip
 
     def not_again():
         raise AssertionError("rendered again although cached")
 
-    not_again.__module__, not_again.__name__ = saturation_explorer.__module__, "saturation_explorer"
-    monkeypatch.setitem(BY_CHAPTER, "q04", [not_again])
-    assert book_frames.full_panel(DOCNAME, explorer.uid, tmp_path) == html
+    not_again.__module__ = attention_bug_explorer.__module__
+    not_again.__name__ = attention_bug_explorer.__name__
+    assert book_frames.cached_panel(not_again, tmp_path) == html
 
 
 def test_a_panel_no_builder_makes_stops_the_build_with_its_page(tmp_path):
-    with pytest.raises(ExtensionError, match=r"q04_why_scale_by_sqrt_dk.*aqa-0000000000"):
+    with pytest.raises(ExtensionError, match=r"q06_implement_self_attention.*aqa-0000000000"):
         book_frames.full_panel(DOCNAME, "aqa-0000000000", tmp_path)
 
 
