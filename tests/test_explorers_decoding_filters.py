@@ -1,6 +1,7 @@
 import torch
 
-from attention_qa.explorers.decoding_filters import LOGITS, decoding_explorer
+from attention_qa.decoding import LOGITS
+from attention_qa.explorers.decoding_filters import decoding_explorer
 
 
 def test_temperature_zero_is_greedy_and_higher_temperatures_spread_the_mass():

@@ -4,15 +4,12 @@ import numpy as np
 
 from attention_qa.explorers.paged_cache import (
     BLOCK_SIZES,
-    MAX_LEN,
     POOL_SLOTS,
     WASTE,
-    WORKLOADS,
     paged_cache_explorer,
     pool_picture,
-    request_lengths,
 )
-from attention_qa.kv_cache import requests_that_fit
+from attention_qa.kv_cache import MAX_LEN, WORKLOADS, request_lengths, requests_that_fit
 
 
 def test_lengths_are_fixed_and_within_the_maximum():

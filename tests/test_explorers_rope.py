@@ -3,13 +3,9 @@ import math
 import pytest
 import torch
 
-from attention_qa.explorers.position_schemes import (
-    SCHEME_NAMES,
-    position_schemes_explorer,
-    scheme_scores,
-)
+from attention_qa.explorers.position_schemes import position_schemes_explorer, scheme_scores
 from attention_qa.explorers.rope import rope_explorer
-from attention_qa.positional import apply_rope
+from attention_qa.positional import SCHEME_NAMES, apply_rope
 
 
 def test_the_angle_is_offset_times_theta_and_the_pair_alone_is_its_cosine():

@@ -312,3 +312,16 @@ def test_random_appends_forks_and_frees_match_torch_cat_and_account_for_every_bl
                 holders[block] = holders.get(block, 0) + 1
         assert all(cache.ref_count(b) == holders.get(b, 0) for b in range(200))
         assert cache.num_free_blocks == 200 - len(holders)
+
+
+def test_request_lengths_are_fixed_integer_draws_in_each_workloads_range():
+    from attention_qa.kv_cache import MAX_LEN, NUM_REQUESTS, WORKLOADS, request_lengths
+
+    for workload in WORKLOADS:
+        lengths = request_lengths(workload)
+        assert len(lengths) == NUM_REQUESTS and all(1 <= n <= MAX_LEN for n in lengths)
+        assert lengths == request_lengths(workload)  # the same draw every time
+    assert set(request_lengths("all 100 tokens")) == {100}
+    assert max(request_lengths("short chats")) <= 256
+    with pytest.raises(ValueError, match="workload must be one of"):
+        request_lengths("long chats")

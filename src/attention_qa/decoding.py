@@ -27,6 +27,11 @@ from attention_qa.validation import (
     shape_str,
 )
 
+# q28's example: a made-up next-token distribution after "The cat sat on the".
+TOKENS = ("mat", "sofa", "floor", "bed", "chair", "rug", "roof", "table", "box", "grass",
+          "moon", "piano")
+LOGITS = torch.tensor([3.0, 2.4, 2.1, 1.8, 1.5, 1.2, 0.8, 0.5, 0.2, -0.2, -1.0, -1.5],
+                      dtype=torch.float64)  # (V,)
 
 def filter_logits(logits: torch.Tensor, top_k: int | None = None,
                   top_p: float | None = None) -> torch.Tensor:

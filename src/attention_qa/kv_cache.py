@@ -244,3 +244,19 @@ def _check_lengths(lengths) -> list[int]:
                           for n in lengths):
         raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths}")
     return lengths
+
+
+# q29's request queues: NUM_REQUESTS lengths for each workload, at most MAX_LEN positions.
+MAX_LEN = 2048
+NUM_REQUESTS = 400
+WORKLOADS = ("short chats", "mixed", "long documents", "all 100 tokens")
+
+
+def request_lengths(workload: str) -> list[int]:
+    """NUM_REQUESTS lengths in [1, MAX_LEN], the same on every machine (integer draws)."""
+    if workload not in WORKLOADS:
+        raise ValueError(f"workload must be one of {WORKLOADS}, got {workload!r}")
+    g = torch.Generator().manual_seed(WORKLOADS.index(workload))
+    low, high = {"short chats": (16, 257), "mixed": (16, MAX_LEN + 1),
+                 "long documents": (512, MAX_LEN + 1), "all 100 tokens": (100, 101)}[workload]
+    return torch.randint(low, high, (NUM_REQUESTS,), generator=g).tolist()

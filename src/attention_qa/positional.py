@@ -307,3 +307,11 @@ def learned_position_table(num_positions: int, d: int, seed: int = 0) -> torch.T
     require_positive_int("d", d)
     g = torch.Generator().manual_seed(seed)
     return torch.randn(num_positions, d, generator=g, dtype=torch.float64) / 2**0.5
+
+
+# The position schemes q25 compares, and how it names them.
+SCHEME_NAMES = ("sinusoidal", "learned", "rope", "rope-pi", "rope-ntk", "alibi")
+SCHEME_LABELS = (
+    "sinusoidal", "learned table", "RoPE", "RoPE + interpolation ×2", "RoPE + NTK base ×2",
+    "ALiBi",
+)

@@ -9,13 +9,9 @@ the plain softmax, and prints how many tokens survive and the entropy left.
 
 import torch
 
-from attention_qa.decoding import entropy_bits, next_token_probs
+from attention_qa.decoding import LOGITS, TOKENS, entropy_bits, next_token_probs
 from attention_qa.panel import Control, Explorer, Frame, View
 
-TOKENS = ("mat", "sofa", "floor", "bed", "chair", "rug", "roof", "table", "box", "grass",
-          "moon", "piano")
-LOGITS = torch.tensor([3.0, 2.4, 2.1, 1.8, 1.5, 1.2, 0.8, 0.5, 0.2, -0.2, -1.0, -1.5],
-                      dtype=torch.float64)
 TEMPERATURES = (0, 0.5, 1, 1.5, 2)
 TOP_KS = (0, 1, 2, 5, 10)  # 0: no top-k filter
 TOP_PS = (1.0, 0.95, 0.9, 0.75, 0.5)  # 1: no top-p filter

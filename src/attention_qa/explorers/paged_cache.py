@@ -11,29 +11,24 @@ drawn once, from fixed seeds, for four workloads.
 """
 
 import numpy as np
-import torch
 from matplotlib.colors import ListedColormap
 
-from attention_qa.kv_cache import blocks_needed, requests_that_fit, wasted_slots
+from attention_qa.kv_cache import (
+    MAX_LEN,
+    WORKLOADS,
+    blocks_needed,
+    request_lengths,
+    requests_that_fit,
+    wasted_slots,
+)
 from attention_qa.panel import Control, Explorer, Frame, View
 
 POOL_SLOTS = 8192  # positions the pool holds (one layer; every layer has the same layout)
-MAX_LEN = 2048  # what a contiguous cache reserves per request
 ROWS, COLS = 32, POOL_SLOTS // 32  # the pool drawn as a grid, row after row
 BLOCK_SIZES = (1, 4, 16, 64, 256, 2048)
-NUM_REQUESTS = 400
-WORKLOADS = ("short chats", "mixed", "long documents", "all 100 tokens")
 FREE, WASTE = 0, 1  # colour indices; requests cycle through the six after them
 COLOURS = ListedColormap(["#ffffff", "#bbbbbb", "#4477aa", "#ee6677", "#228833",
                           "#ccbb44", "#66ccee", "#aa3377"])
-
-
-def request_lengths(workload: str) -> list[int]:
-    """NUM_REQUESTS lengths in [1, MAX_LEN], the same on every machine (integer draws)."""
-    g = torch.Generator().manual_seed(WORKLOADS.index(workload))
-    low, high = {"short chats": (16, 257), "mixed": (16, MAX_LEN + 1),
-                 "long documents": (512, MAX_LEN + 1), "all 100 tokens": (100, 101)}[workload]
-    return torch.randint(low, high, (NUM_REQUESTS,), generator=g).tolist()
 
 
 def pool_picture(lengths: list[int], block_size: int) -> np.ndarray:

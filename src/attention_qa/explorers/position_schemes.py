@@ -19,6 +19,8 @@ import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
 from attention_qa.positional import (
+    SCHEME_LABELS,
+    SCHEME_NAMES,
     learned_position_table,
     position_scores,
     rope_frequencies,
@@ -30,11 +32,6 @@ TRAINED = 64
 N = 128
 REFERENCE = 32
 SLOPE = 1 / 16
-SCHEME_NAMES = ("sinusoidal", "learned", "rope", "rope-pi", "rope-ntk", "alibi")
-SCHEME_LABELS = (
-    "sinusoidal", "learned table", "RoPE", "RoPE + interpolation ×2", "RoPE + NTK base ×2",
-    "ALiBi",
-)
 QUERIES = (48, 63, 96, 127)
 
 
