@@ -18,6 +18,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 DRILL = ROOT / "book" / "drill.md"
+FOLLOW_UPS = "## What they ask next"
 
 HEADER = """\
 # Interview drill
@@ -30,12 +31,15 @@ reasoning, the explorer and the checks. This page is generated from the chapters
 """
 
 
-def section(path: Path, markdown: list[str], heading: str) -> str:
+def section(path: Path, markdown: list[str], heading: str, required: bool = True) -> str:
     """The prose of a chapter's ``## heading`` section: its Markdown cells up to the next
-    section (the code cells that compute an answer stay in the chapter)."""
+    section (the code cells that compute an answer stay in the chapter); "" for a section
+    that is not required and absent."""
     start = next((i for i, m in enumerate(markdown) if m.lstrip().startswith(heading)), None)
     if start is None:
-        raise ValueError(f"{path.name} has no '{heading}' section")
+        if required:
+            raise ValueError(f"{path.name} has no '{heading}' section")
+        return ""
     body = [re.sub(rf"^{heading}\s*", "", markdown[start].strip())]
     for cell in markdown[start + 1 :]:
         if cell.lstrip().startswith("## "):
@@ -51,13 +55,16 @@ def chapter_entry(path: Path) -> str:
     title = title_cell[0].lstrip("# ").strip()
     chinese = next((line.strip("* ") for line in title_cell[1:] if line.strip()), "")
     answer = section(path, markdown, "## Short answer")
-    follow_ups = section(path, markdown, "## What they ask next")
-    return (
-        f"## {title}\n\n*{chinese}*\n\n"
-        f"<details>\n<summary>Short answer</summary>\n\n{answer}\n\n</details>\n\n"
-        f"<details>\n<summary>What they ask next</summary>\n\n{follow_ups}\n\n</details>\n\n"
-        f"Read the chapter: [{title}]({path.name})\n"
-    )
+    follow_ups = section(path, markdown, FOLLOW_UPS, required=False)
+    parts = [f"## {title}\n\n*{chinese}*\n", fold("Short answer", answer)]
+    if follow_ups:
+        parts.append(fold("What they ask next", follow_ups))
+    parts.append(f"Read the chapter: [{title}]({path.name})\n")
+    return "\n".join(parts)
+
+
+def fold(summary: str, body: str) -> str:
+    return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>\n"
 
 
 def chapter_order() -> list[Path]:
