@@ -2,11 +2,13 @@
 
 import itertools
 import math
+import re
 
 import pytest
 import torch
+from transformers import MinPLogitsWarper, RepetitionPenaltyLogitsProcessor
 
-from attention_qa.decoding import beam_search, filter_logits, sample_next
+from attention_qa.decoding import apply_penalties, beam_search, filter_logits, sample_next
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -356,3 +358,94 @@ def test_next_token_probs_refuses_bad_arguments():
         next_token_probs(rand_logits(5), 1.0, top_p=0)
     with pytest.raises(TypeError):
         entropy_bits([0.5, 0.5])
+
+
+# --- length penalty, min-p and penalties against transformers' processors ---------------------
+
+
+@pytest.mark.parametrize("length_penalty", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("vocab, max_len, seed", [(3, 4, 4), (4, 3, 5)])
+def test_beam_length_penalty_ranks_by_score_over_length_power(vocab, max_len, seed,
+                                                              length_penalty):
+    eos = 1
+    table = Table(vocab, seed)
+    everything = exhaustive(table, 0, max_len, eos)
+    ranked = sorted(everything, key=lambda pair: -pair[1] / (len(pair[0]) - 1) ** length_penalty)
+    got = beam_search(table, bos=0, beam_size=len(everything), max_len=max_len, eos=eos,
+                      length_penalty=length_penalty)
+    assert_same_ranking(got, ranked)
+
+
+def test_without_a_length_penalty_the_short_beam_wins():
+    # eos at once (0.3) beats any two-token sequence (at most 0.7 · 0.4 = 0.28) by total,
+    # but not by the mean log-probability per token.
+    table = {(): [0.3, 0.7, 0.0], (1,): [0.4, 0.3, 0.3]}
+
+    def log_probs_fn(prefixes):
+        return torch.tensor([table[tuple(p[1:])] for p in prefixes.tolist()]).log()
+
+    short = beam_search(log_probs_fn, bos=2, beam_size=2, max_len=2, eos=0)
+    normalised = beam_search(log_probs_fn, bos=2, beam_size=2, max_len=2, eos=0,
+                             length_penalty=1.0)
+    assert short[0][0] == [2, 0] and normalised[0][0] == [2, 1, 0]
+    assert normalised[0][1] == pytest.approx(math.log(0.28))  # the total is returned
+
+
+@pytest.mark.parametrize("min_p", [0.0, 0.05, 0.2, 0.5, 1.0])
+def test_min_p_keeps_what_transformers_keeps(min_p):
+    logits = rand_logits(6, 40, seed=8)
+    ours = filter_logits(logits, min_p=min_p)
+    theirs = MinPLogitsWarper(min_p)(None, logits.clone())
+    assert torch.equal(ours == -math.inf, theirs == -math.inf)
+    assert torch.equal(ours[ours > -math.inf], logits[ours > -math.inf])
+
+
+def test_min_p_after_top_k_and_by_hand():
+    logits = torch.tensor([math.log(0.5), math.log(0.3), math.log(0.15), math.log(0.05)])
+    kept = filter_logits(logits, min_p=0.2) > -math.inf  # 0.1 and above: three tokens
+    assert kept.tolist() == [True, True, True, False]
+    both = filter_logits(logits, top_k=2, min_p=0.2) > -math.inf
+    assert both.tolist() == [True, True, False, False]
+
+
+@pytest.mark.parametrize("repetition", [1.0, 1.3, 0.8, 2.0])
+def test_repetition_penalty_matches_transformers(repetition):
+    logits = rand_logits(3, 20, seed=9)
+    previous = torch.randint(0, 20, (3, 7), generator=_gen(10))
+    theirs = RepetitionPenaltyLogitsProcessor(repetition)(previous, logits.clone())
+    assert torch.allclose(apply_penalties(logits, previous, repetition=repetition), theirs,
+                          rtol=0, atol=1e-12)
+
+
+def test_frequency_and_presence_penalties_by_loop():
+    logits = rand_logits(2, 12, seed=11)
+    previous = torch.tensor([[3, 3, 3, 5, 0], [7, 7, 1, 1, 1]])
+    got = apply_penalties(logits, previous, frequency=0.5, presence=0.25)
+    for b in range(2):
+        for token in range(12):
+            count = previous[b].tolist().count(token)
+            want = float(logits[b, token]) - 0.5 * count - (0.25 if count else 0.0)
+            assert float(got[b, token]) == pytest.approx(want, abs=1e-12)
+    assert torch.equal(apply_penalties(logits, previous), logits)  # the defaults: no change
+    assert torch.equal(apply_penalties(logits[0], torch.tensor([], dtype=torch.long),
+                                       repetition=2.0), logits[0])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(previous_tokens=torch.tensor([[1.0]])), "integer ids"),
+    (dict(previous_tokens=torch.tensor([1, 2])), "leading dims"),
+    (dict(previous_tokens=torch.tensor([[1], [30]])), "[0, V)"),
+    (dict(repetition=0.0), "repetition"),
+    (dict(frequency=math.inf), "frequency"),
+])
+def test_penalties_refuse_bad_input_in_words(kwargs, message):
+    args = dict(logits=rand_logits(2, 12), previous_tokens=torch.tensor([[1], [2]])) | kwargs
+    with pytest.raises(ValueError, match=re.escape(message)):
+        apply_penalties(**args)
+
+
+def test_min_p_and_length_penalty_refuse_bad_values():
+    with pytest.raises(ValueError, match="min_p"):
+        filter_logits(rand_logits(5), min_p=1.5)
+    with pytest.raises(ValueError, match="length_penalty"):
+        beam_search(Table(3), bos=0, beam_size=2, max_len=2, length_penalty=math.nan)

@@ -9,9 +9,17 @@
   T > 1 flattens it, and T → 0 tends to the argmax, which is what T = 0 returns.
 - ``next_token_probs`` is the distribution ``sample_next`` draws from, and ``entropy_bits``
   its Shannon entropy: how many bits of choice the filters leave.
+- Min-p sampling (Nguyen et al., 2024, "Turning Up the Heat: Min-p Sampling for Creative
+  and Coherent LLM Outputs") keeps the tokens whose probability is at least min_p times the
+  most probable token's, so the cut follows how sure the model is.
+- Penalties on tokens already generated: the repetition penalty of CTRL (Keskar et al.,
+  2019, section 4.1) divides a positive logit by r and multiplies a negative one by r (as
+  ``transformers``' ``RepetitionPenaltyLogitsProcessor`` does); the frequency and presence
+  penalties subtract count × frequency and, once, presence (as OpenAI's API defines them).
 - Beam search keeps the ``beam_size`` most probable prefixes at every step (e.g. Sutskever,
   Vinyals and Le, 2014, "Sequence to Sequence Learning with Neural Networks", section 3.1),
-  ranked by their total log-probability, without length normalisation.
+  ranked by their total log-probability divided by L^length_penalty, L the number of
+  tokens after bos; length_penalty 0 (the default) is no length normalisation.
 """
 
 import math
@@ -23,6 +31,7 @@ from attention_qa.validation import (
     require_generator,
     require_nonnegative_int,
     require_positive_int,
+    require_positive_number,
     require_tensor,
     shape_str,
 )
@@ -34,18 +43,21 @@ LOGITS = torch.tensor([3.0, 2.4, 2.1, 1.8, 1.5, 1.2, 0.8, 0.5, 0.2, -0.2, -1.0, 
                       dtype=torch.float64)  # (V,)
 
 def filter_logits(logits: torch.Tensor, top_k: int | None = None,
-                  top_p: float | None = None) -> torch.Tensor:
-    """Set to −inf every token outside the top_k, then outside the nucleus of mass top_p.
+                  top_p: float | None = None, min_p: float | None = None) -> torch.Tensor:
+    """Set to −inf every token outside the top_k, then outside the nucleus of mass top_p,
+    then below min_p times the most probable token's probability.
 
     logits: (..., V), filtered over the last dim; returns a new tensor of the same shape and
     dtype. top_k: keep the k largest logits of each row (ties broken by ``torch.topk``; a k
     above V keeps all). top_p: then keep the smallest set of most probable tokens whose
     probability, by the softmax of what top-k kept, reaches top_p; the token whose
     probability crosses top_p is kept, so the most probable token always is and no row is
-    ever empty. None skips a filter; top_p = 1 keeps every token.
+    ever empty. min_p: keep the tokens whose probability is at least min_p times the top
+    token's, i.e. whose logit is at least the largest plus log(min_p); the top token always
+    stays. None skips a filter; top_p = 1 and min_p = 0 keep every token.
     """
     _check_logits(logits)
-    _check_filters(top_k, top_p)
+    _check_filters(top_k, top_p, min_p)
     filtered = logits
     if top_k is not None and top_k < logits.shape[-1]:
         kept = logits.topk(top_k, dim=-1).indices  # (..., k)
@@ -64,7 +76,47 @@ def filter_logits(logits: torch.Tensor, top_k: int | None = None,
         drop_sorted = mass_before >= top_p  # (..., V), in ranked order
         drop = torch.zeros_like(drop_sorted).scatter_(-1, order, drop_sorted)  # vocab order
         filtered = filtered.masked_fill(drop, -math.inf)  # (..., V)
+    if min_p is not None and min_p > 0:
+        top = filtered.amax(dim=-1, keepdim=True)  # (..., 1), kept by every filter above
+        # p_i >= min_p · p_top  ⇔  logit_i >= logit_top + log(min_p), with no softmax.
+        filtered = filtered.masked_fill(filtered < top + math.log(min_p), -math.inf)
     return filtered if filtered is not logits else logits.clone()
+
+
+def apply_penalties(logits: torch.Tensor, previous_tokens: torch.Tensor,
+                    repetition: float = 1.0, frequency: float = 0.0,
+                    presence: float = 0.0) -> torch.Tensor:
+    """Logits (..., V) with the tokens already generated made less likely.
+
+    previous_tokens: (..., t) integer ids, the same leading dims as logits (t may be 0).
+    Every token that occurs there has its logit divided by ``repetition`` when positive
+    and multiplied by it when negative, then lowered by count × ``frequency`` and, once,
+    by ``presence``. repetition 1 and frequency = presence = 0 change nothing; returns a
+    new tensor.
+    """
+    _check_logits(logits)
+    require_tensor("previous_tokens", previous_tokens, min_ndim=1)
+    V = logits.shape[-1]
+    if (previous_tokens.is_floating_point() or previous_tokens.dtype == torch.bool
+            or previous_tokens.shape[:-1] != logits.shape[:-1]):
+        raise ValueError(
+            f"previous_tokens must be integer ids of shape (..., t) with the leading dims of "
+            f"logits {shape_str(logits.shape)}, got {previous_tokens.dtype} "
+            f"{shape_str(previous_tokens.shape)}")
+    if previous_tokens.numel() and (previous_tokens.min() < 0 or previous_tokens.max() >= V):
+        raise ValueError(f"previous_tokens must be ids in [0, V) = [0, {V})")
+    require_positive_number("repetition", repetition)
+    for name, value in (("frequency", frequency), ("presence", presence)):
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                or not math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    counts = torch.zeros(logits.shape, dtype=logits.dtype).scatter_add_(
+        -1, previous_tokens.long(), torch.ones(previous_tokens.shape, dtype=logits.dtype)
+    )  # (..., V): how often each token occurred
+    seen = counts > 0  # (..., V)
+    penalised = torch.where(logits > 0, logits / repetition, logits * repetition)
+    out = torch.where(seen, penalised, logits)  # (..., V)
+    return out - counts * frequency - seen.to(logits.dtype) * presence
 
 
 def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
@@ -94,7 +146,8 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
 
 
 def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
-                eos: int | None = None) -> list[tuple[list[int], float]]:
+                eos: int | None = None,
+                length_penalty: float = 0.0) -> list[tuple[list[int], float]]:
     """The ``beam_size`` most probable continuations of ``bos`` that beam search finds.
 
     log_probs_fn(prefixes): prefixes is a (beams, t) integer tensor, each row a prefix that
@@ -102,10 +155,14 @@ def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
     max_len tokens are generated after bos. At each step every live beam is extended by
     every token, and the beam_size best of these and of the beams already finished survive.
     A beam that emits eos is finished: it is not extended again and keeps its score.
-    Candidates of log-probability −inf are never kept.
+    Candidates of log-probability −inf are never kept. Beams are ranked by their total
+    log-probability divided by L ** length_penalty, L the number of tokens after bos (eos
+    included): 0 ranks by the total, which favours short beams since every token adds a
+    negative log-probability; 1 ranks by the mean per token.
 
     Returns a list of ``(tokens, total log-probability)``, tokens a list of ints starting
-    with bos, best first: beam_size pairs, or fewer when fewer possible sequences exist.
+    with bos, best first by that ranking: beam_size pairs, or fewer when fewer possible
+    sequences exist.
     """
     if not callable(log_probs_fn):
         raise TypeError(f"log_probs_fn must be callable, got {type(log_probs_fn).__name__}")
@@ -114,6 +171,13 @@ def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
     require_positive_int("max_len", max_len)
     if eos is not None:
         require_nonnegative_int("eos", eos)
+    if (isinstance(length_penalty, bool) or not isinstance(length_penalty, numbers.Real)
+            or not math.isfinite(length_penalty)):
+        raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
+
+    def rank(tokens: list[int], score: float) -> float:
+        return score / (len(tokens) - 1) ** length_penalty
+
     finished: list[tuple[list[int], float]] = []
     alive: list[tuple[list[int], float]] = [([bos], 0.0)]
     vocab = None
@@ -128,7 +192,10 @@ def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
         # Finished beams compete with the extensions for the beam_size places.
         pool = torch.cat([torch.tensor([s for _, s in finished], dtype=torch.float64),
                           extended.flatten()])  # (finished + beams·V,)
-        ranked = pool.sort(descending=True, stable=True).indices[:beam_size]
+        lengths = torch.tensor([len(t) - 1 for t, _ in finished] + [len(alive[0][0])]
+                               * extended.numel(), dtype=torch.float64)  # (same,)
+        keys = pool / lengths ** length_penalty  # (same,)
+        ranked = keys.sort(descending=True, stable=True).indices[:beam_size]
         next_finished, next_alive = [], []
         for idx in ranked.tolist():
             if pool[idx] == -math.inf:
@@ -141,7 +208,7 @@ def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
             (next_finished if token == eos else next_alive).append(candidate)
         finished, alive = next_finished, next_alive
     # Beams still alive after max_len tokens end there.
-    return sorted(finished + alive, key=lambda pair: -pair[1])[:beam_size]
+    return sorted(finished + alive, key=lambda pair: -rank(*pair))[:beam_size]
 
 
 def next_token_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
@@ -187,12 +254,15 @@ def _check_logits(logits) -> None:
         raise ValueError("logits has a row whose every entry is -inf: no token can be chosen")
 
 
-def _check_filters(top_k, top_p) -> None:
+def _check_filters(top_k, top_p, min_p=None) -> None:
     if top_k is not None:
         require_positive_int("top_k", top_k)
     if top_p is not None and (isinstance(top_p, bool) or not isinstance(top_p, numbers.Real)
                               or not 0 < top_p <= 1):
         raise ValueError(f"top_p must be a number in (0, 1], got {top_p!r}")
+    if min_p is not None and (isinstance(min_p, bool) or not isinstance(min_p, numbers.Real)
+                              or not 0 <= min_p <= 1):
+        raise ValueError(f"min_p must be a number in [0, 1], got {min_p!r}")
 
 
 def _check_log_probs(log_probs, beams: int, vocab: int | None) -> int:

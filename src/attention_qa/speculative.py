@@ -1,0 +1,86 @@
+"""Speculative decoding's acceptance rule (q34).
+
+Leviathan, Kalman and Matias (2023), "Fast Inference from Transformers via Speculative
+Decoding", Algorithm 1; Chen et al. (2023), "Accelerating Large Language
+Model Decoding with Speculative Sampling", Algorithm 2. A draft model proposes γ tokens;
+the target model scores them all in one pass. Drafted token x at position i is accepted
+with probability min(1, p_i(x) / q_i(x)); at the first rejection a token is drawn from the
+residual norm(max(p_i − q_i, 0)) and the step ends; when all γ are accepted, one more token
+is drawn from the target's next distribution. Every token emitted this way is distributed
+exactly as the target would have sampled it (both papers prove it). With an acceptance
+rate α for each drafted token, independent of the others, a step emits
+(1 − α^(γ+1)) / (1 − α) tokens on average (Leviathan et al.).
+"""
+
+import numbers
+
+import torch
+
+from attention_qa.validation import require_generator, require_nonnegative_int, shape_str
+
+
+def speculative_accept(p: torch.Tensor, q: torch.Tensor, draft_tokens: torch.Tensor,
+                       generator=None) -> list[int]:
+    """The tokens one speculative step emits: between 1 and γ + 1 of them.
+
+    p: (γ + 1, V) the target's probabilities at the γ drafted positions and the one after;
+    q: (γ, V) the draft's probabilities; draft_tokens: (γ,) the drafted ids, drawn from q.
+    """
+    gamma = _check_inputs(p, q, draft_tokens)
+    require_generator("generator", generator)
+    p, q = p.double(), q.double()
+    emitted = []
+    for i, x in enumerate(draft_tokens.tolist()):
+        u = torch.rand((), generator=generator, dtype=torch.float64)
+        if u * q[i, x] <= p[i, x]:  # u < min(1, p/q), written without dividing by q
+            emitted.append(x)
+            continue
+        residual = (p[i] - q[i]).clamp(min=0)  # (V,), positive: q(x) > p(x) here
+        emitted.append(_draw(residual, generator))
+        return emitted
+    emitted.append(_draw(p[gamma], generator))
+    return emitted
+
+
+def expected_tokens_per_step(alpha: float, gamma: int) -> float:
+    """(1 − α^(γ+1)) / (1 − α) tokens per target pass; γ + 1 when α = 1."""
+    if (isinstance(alpha, bool) or not isinstance(alpha, numbers.Real)
+            or not 0 <= alpha <= 1):
+        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}")
+    require_nonnegative_int("gamma", gamma)
+    if alpha == 1:
+        return float(gamma + 1)
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def _draw(weights: torch.Tensor, generator) -> int:
+    return int(torch.multinomial(weights, 1, generator=generator))
+
+
+def _check_inputs(p, q, draft_tokens) -> int:
+    for name, x in (("p", p), ("q", q)):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.ndim != 2:
+            got = shape_str(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(f"{name} must be a 2-D floating-point tensor of probabilities, "
+                             f"got {got}")
+        if (x < 0).any() or not torch.isfinite(x).all():
+            raise ValueError(f"{name} must hold finite, non-negative probabilities")
+        if not torch.allclose(x.double().sum(-1), torch.ones(x.shape[0], dtype=torch.float64),
+                              atol=1e-4):
+            raise ValueError(f"every row of {name} must sum to 1")
+    gamma = q.shape[0]
+    if p.shape != (gamma + 1, q.shape[1]):
+        raise ValueError(f"p has shape {shape_str(p.shape)} but must be (γ + 1, V) = "
+                         f"({gamma + 1}, {q.shape[1]}) for q of shape {shape_str(q.shape)}")
+    if (not isinstance(draft_tokens, torch.Tensor) or draft_tokens.is_floating_point()
+            or draft_tokens.shape != (gamma,)):
+        got = (shape_str(draft_tokens.shape) if isinstance(draft_tokens, torch.Tensor)
+               else type(draft_tokens).__name__)
+        raise ValueError(f"draft_tokens must be an integer tensor of shape ({gamma},), got {got}")
+    if gamma and (draft_tokens.min() < 0 or draft_tokens.max() >= q.shape[1]):
+        raise ValueError(f"draft_tokens must be ids in [0, V) = [0, {q.shape[1]})")
+    picked = q[torch.arange(gamma), draft_tokens]  # (γ,)
+    if (picked == 0).any():
+        raise ValueError("a drafted token has draft probability 0: it cannot have been drawn "
+                         "from q")
+    return gamma
