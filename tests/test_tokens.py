@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import models
 
-from attention_qa.tokens import BPETokenizer, split_words, train_bpe, wordpiece_tokenize
+from attention_qa.tokens import (
+    BOOK_MERGES,
+    BPETokenizer,
+    book_tokenizer,
+    split_words,
+    token_spans,
+    train_bpe,
+    wordpiece_tokenize,
+)
 
 CORPUS = [
     "Attention is a lookup by content: every query scores every key, and the softmax of the "
@@ -216,3 +224,17 @@ def test_wordpiece_refuses_bad_input_in_words():
 
 _CORPUS_TOKENIZER = train_bpe(CORPUS, 120)
 _CORPUS_HF = hf_bpe(_CORPUS_TOKENIZER)
+
+
+def test_token_spans_tile_the_bytes():
+    tok = _CORPUS_TOKENIZER
+    for text in CORPUS + ["", "a"]:
+        spans = token_spans(tok, text)
+        data = text.encode("utf-8")
+        assert [data[s:e] for s, e in spans] == [tok.token_bytes(t) for t in tok.encode(text)]
+        assert (spans[-1][1] if spans else 0) == len(data)
+
+
+def test_book_tokenizer_refuses_more_merges_than_the_text_gives():
+    with pytest.raises(ValueError, match="merges"):
+        book_tokenizer(BOOK_MERGES + 1)

@@ -18,6 +18,7 @@
   unknown token (BERT's ``WordpieceTokenizer``).
 """
 
+import functools
 import heapq
 import re
 from collections import Counter
@@ -126,6 +127,60 @@ def train_bpe(texts, num_merges: int) -> BPETokenizer:
             if pair_count[pair] > 0:
                 heapq.heappush(heap, (-pair_count[pair], pair))
     return BPETokenizer(merges)
+
+
+def token_spans(tokenizer: BPETokenizer, text: str) -> list[tuple[int, int]]:
+    """Where each token of ``text`` lies in its UTF-8 bytes: (start, end) offsets."""
+    spans, start = [], 0
+    for token in tokenizer.encode(text):
+        end = start + len(tokenizer.token_bytes(token))
+        spans.append((start, end))
+        start = end
+    return spans
+
+
+def pair_counts(word_counts: dict) -> Counter:
+    """How often each adjacent pair of ids occurs: word_counts maps a word (a tuple of
+    token ids) to how often it occurs, and a pair counts once per place in each word."""
+    counts: Counter = Counter()
+    for word, count in word_counts.items():
+        for pair in pairwise(word):
+            counts[pair] += count
+    return counts
+
+
+def most_frequent_pair(word_counts: dict) -> tuple[int, int] | None:
+    """The pair BPE merges next: the most frequent adjacent pair (ties: the smallest), or
+    None when no pair occurs at least twice. word_counts as for ``pair_counts``."""
+    counts = pair_counts(word_counts)
+    if not counts or max(counts.values()) < 2:
+        return None
+    return min(counts, key=lambda pair: (-counts[pair], pair))
+
+
+@functools.cache
+def book_tokenizer(num_merges: int, chinese: bool = False) -> BPETokenizer:
+    """q31's tokenizer: the first num_merges merges learned from the book's own English
+    (``attention_qa.corpus.ENGLISH``), or from its English and Chinese together.
+
+    Training is greedy, so the first k merges of a longer run are the merges of a run that
+    stops at k: one training of 2,000 merges serves every smaller vocabulary.
+    """
+    require_nonnegative_int("num_merges", num_merges)
+    full = _book_merges(chinese)
+    if num_merges > len(full):
+        raise ValueError(f"the book's text gives {len(full)} merges, not {num_merges}")
+    return BPETokenizer(full[:num_merges])
+
+
+@functools.cache
+def _book_merges(chinese: bool) -> tuple:
+    from attention_qa.corpus import CHINESE, ENGLISH
+
+    return tuple(train_bpe(ENGLISH + CHINESE if chinese else ENGLISH, BOOK_MERGES).merges)
+
+
+BOOK_MERGES = 2000
 
 
 def wordpiece_tokenize(text: str, vocab, unk_token: str = "[UNK]",

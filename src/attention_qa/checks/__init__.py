@@ -50,6 +50,7 @@ from attention_qa.checks.multihead import (
     check_repeat_kv,
 )
 from attention_qa.checks.positional import check_rope
+from attention_qa.checks.tokens import check_most_frequent_pair
 
 __all__ = [
     "call_learner",
@@ -67,6 +68,7 @@ __all__ = [
     "check_shift_right",
     "check_greedy_decode",
     "check_nucleus_probs",
+    "check_most_frequent_pair",
     "check_multihead",
     "check_attention_flops",
     "check_cross_attention",

@@ -35,6 +35,7 @@ from attention_qa.explorers.score_functions import score_function_explorer
 from attention_qa.explorers.shapes import shapes_explorer
 from attention_qa.explorers.sparse_patterns import sparse_pattern_explorer
 from attention_qa.explorers.step_by_step import step_explorer
+from attention_qa.explorers.tokens import token_explorer
 from attention_qa.explorers.weight_tying import weight_tying_explorer
 
 BY_CHAPTER = {
@@ -69,6 +70,7 @@ BY_CHAPTER = {
     "q28": [decoding_explorer],
     "q29": [paged_cache_explorer],
     "q30": [streaming_explorer],
+    "q31": [token_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
