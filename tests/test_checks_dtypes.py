@@ -114,6 +114,8 @@ RIGHT_ANSWERS = {
         checks.check_rms_norm,
         lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps),
     ),
+    "acceptance_rate": (checks.check_acceptance_rate,
+                        lambda p, q: 1 - 0.5 * (p - q).abs().sum(-1)),
     "nucleus_probs": (checks.check_nucleus_probs, nucleus_by_hand),
     "linear_attention": (checks.check_linear_attention, linear_attention),
     "online_softmax": (checks.check_online_softmax, online_softmax_by_blocks),

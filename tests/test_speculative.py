@@ -6,7 +6,12 @@ import re
 import pytest
 import torch
 
-from attention_qa.speculative import expected_tokens_per_step, speculative_accept
+from attention_qa.speculative import (
+    acceptance_rate,
+    expected_tokens_per_step,
+    speculative_accept,
+    speedup,
+)
 
 P = torch.tensor([[0.5, 0.2, 0.2, 0.1], [0.1, 0.6, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]],
                  dtype=torch.float64)  # (γ + 1, V), γ = 2
@@ -75,3 +80,20 @@ def test_expected_tokens_is_the_geometric_sum(alpha, gamma):
 def test_bad_input_is_refused_in_words(p, q, drafts, words):
     with pytest.raises(ValueError, match=re.escape(words)):
         speculative_accept(p, q, drafts)
+
+
+def test_acceptance_rate_is_one_minus_total_variation_and_the_sampled_rate():
+    p, q = P[:2], Q
+    alpha = acceptance_rate(p, q)
+    assert torch.allclose(alpha, 1 - 0.5 * (p - q).abs().sum(-1))
+    runs = run(P, Q, 20000, seed=3)
+    accepted_first = sum(len(r) >= 2 for r in runs) / len(runs)
+    assert abs(accepted_first - float(alpha[0])) < 0.015
+
+
+def test_speedup_is_tokens_over_time():
+    assert speedup(0.8, 4, 0.0) == pytest.approx(expected_tokens_per_step(0.8, 4))
+    assert speedup(0.8, 4, 0.25) == pytest.approx(expected_tokens_per_step(0.8, 4) / 2)
+    assert speedup(0.0, 3, 0.1) < 1  # a draft that is never right only costs time
+    with pytest.raises(ValueError, match="cost"):
+        speedup(0.5, 2, -1)

@@ -53,6 +53,61 @@ def expected_tokens_per_step(alpha: float, gamma: int) -> float:
     return (1 - alpha ** (gamma + 1)) / (1 - alpha)
 
 
+def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """α = Σ_x min(p(x), q(x)) over the last dim: the chance a token drawn from q is kept.
+
+    Equal to 1 − TV(p, q), one minus the total variation distance. p, q: (..., V)
+    probabilities; returns (...), in p's dtype.
+    """
+    for name, x in (("p", p), ("q", q)):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.ndim < 1:
+            raise ValueError(f"{name} must be a floating-point tensor of probabilities (..., V)")
+    if p.shape != q.shape:
+        raise ValueError(f"p {shape_str(p.shape)} and q {shape_str(q.shape)} must have the "
+                         f"same shape")
+    return torch.minimum(p, q).sum(dim=-1)  # (...)
+
+
+def speedup(alpha: float, gamma: int, cost: float) -> float:
+    """Expected tokens per target pass over the time of a step, in target passes: a step
+    runs the draft γ times (each ``cost`` of a target pass) and the target once, so
+    (1 − α^(γ+1)) / ((1 − α)(γ·cost + 1)) (Leviathan et al.). Above 1 is a speed-up."""
+    require_nonnegative_int("gamma", gamma)
+    if (isinstance(cost, bool) or not isinstance(cost, numbers.Real)
+            or not 0 <= cost < float("inf")):
+        raise ValueError(f"cost must be a non-negative, finite number, got {cost!r}")
+    return expected_tokens_per_step(alpha, gamma) / (gamma * cost + 1)
+
+
+def toy_pair(alpha: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """A target p and a draft q over 4 tokens that agree on mass α: both put α evenly on
+    tokens 0 and 1, then p puts the rest on token 2 and q on token 3, so Σ min(p, q) = α."""
+    if (isinstance(alpha, bool) or not isinstance(alpha, numbers.Real)
+            or not 0 <= alpha <= 1):
+        raise ValueError(f"alpha must be a number in [0, 1], got {alpha!r}")
+    p = torch.tensor([alpha / 2, alpha / 2, 1 - alpha, 0.0], dtype=torch.float64)
+    q = torch.tensor([alpha / 2, alpha / 2, 0.0, 1 - alpha], dtype=torch.float64)
+    return p, q
+
+
+def sampled_steps(alpha: float, gamma: int, steps: int, seed: int = 0) -> list[list[str]]:
+    """``steps`` speculative steps on ``toy_pair(alpha)``, each a list of what happened to
+    its tokens: "accepted" drafts, then a "resampled" token at the first rejection or a
+    "bonus" token when all γ were accepted."""
+    require_nonnegative_int("steps", steps)
+    p, q = toy_pair(alpha)
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(steps):
+        drafts = torch.tensor([_draw(q, g) for _ in range(gamma)], dtype=torch.long)  # (γ,)
+        emitted = speculative_accept(p.expand(gamma + 1, -1), q.expand(gamma, -1), drafts,
+                                     generator=g)
+        accepted = len(emitted) - 1
+        last = "bonus" if accepted == gamma else "resampled"
+        out.append(["accepted"] * accepted + [last])
+    return out
+
+
 def _draw(weights: torch.Tensor, generator) -> int:
     return int(torch.multinomial(weights, 1, generator=generator))
 

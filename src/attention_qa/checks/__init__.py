@@ -29,7 +29,7 @@ from attention_qa.checks.blocks import (
 )
 from attention_qa.checks.caches import check_blocks_needed, check_mla_cache_bytes
 from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
-from attention_qa.checks.decoding import check_nucleus_probs
+from attention_qa.checks.decoding import check_acceptance_rate, check_nucleus_probs
 from attention_qa.checks.efficient import (
     check_linear_attention,
     check_online_softmax,
@@ -69,6 +69,7 @@ __all__ = [
     "check_greedy_decode",
     "check_nucleus_probs",
     "check_most_frequent_pair",
+    "check_acceptance_rate",
     "check_multihead",
     "check_attention_flops",
     "check_cross_attention",

@@ -1,4 +1,5 @@
-"""Checker for decoding (q28): the distribution nucleus (top-p) sampling draws from."""
+"""Checkers for decoding: the distribution nucleus (top-p) sampling draws from (q28), and
+speculative sampling's acceptance rate (q34)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
 from attention_qa.decoding import next_token_probs
+from attention_qa.speculative import acceptance_rate
 
 NUCLEUS_SLIPS = {
     "crossing_dropped": (
@@ -78,3 +80,51 @@ def check_nucleus_probs(fn: Callable) -> None:
             NUCLEUS_SLIPS, partial(nucleus_variant, logits, temperature, top_p),
             nan_hint="a row kept no token; the most probable token must always stay",
         )
+
+
+ACCEPTANCE_SLIPS = {
+    "product": (
+        "this is Σ p(x)·q(x), the chance that a draw from q equals an independent draw from "
+        "p; speculative sampling keeps x with probability min(1, p(x)/q(x)), so α = Σ min(p, q)"
+    ),
+    "full_distance": (
+        "this is 1 − Σ|p − q|; the total variation distance is half of Σ|p − q|, so "
+        "α = 1 − ½ Σ|p − q| = Σ min(p, q)"
+    ),
+    "max": "this is Σ max(p, q), which exceeds 1; take the minimum of p and q",
+    "mean": "this is the mean of min(p, q) over the vocabulary; sum it instead",
+    "ratio": (
+        "this sums min(1, p/q) over the vocabulary; weigh each token's acceptance by q(x), "
+        "the chance that the draft proposes it"
+    ),
+}
+
+
+def acceptance_variant(p, q, bug: str | None = None):
+    if bug == "product":
+        return (p * q).sum(-1)
+    if bug == "full_distance":
+        return 1 - (p - q).abs().sum(-1)
+    if bug == "max":
+        return torch.maximum(p, q).sum(-1)
+    if bug == "mean":
+        return torch.minimum(p, q).mean(-1)
+    if bug == "ratio":
+        return torch.clamp(p / q, max=1).sum(-1)
+    return torch.minimum(p, q).sum(-1)
+
+
+def check_acceptance_rate(fn: Callable) -> None:
+    """Check ``fn(p, q) -> alpha``: p, q of shape (..., V), each row a distribution; alpha
+    (...) the probability that speculative sampling keeps a token drawn from q, compared
+    with ``attention_qa.speculative.acceptance_rate``."""
+    g = torch.Generator().manual_seed(34)
+    for case, shape in (("p, q of shape (12,)", (12,)), ("p, q of shape (3, 5)", (3, 5)),
+                        ("p, q of shape (2, 4, 8)", (2, 4, 8))):
+        p = torch.softmax(torch.randn(shape, generator=g, dtype=torch.float64) * 1.5, -1)
+        q = torch.softmax(torch.randn(shape, generator=g, dtype=torch.float64) * 1.5, -1)
+        expected = acceptance_rate(p, q)
+        got = call_learner(fn, case, p.clone(), q.clone())
+        got = require_shape(got, expected.shape, case, "alpha")
+        diagnose(got, expected, case, "alpha", "Σ_x min(p(x), q(x))", ACCEPTANCE_SLIPS,
+                 partial(acceptance_variant, p, q))

@@ -34,6 +34,7 @@ from attention_qa.explorers.saturation import saturation_explorer
 from attention_qa.explorers.score_functions import score_function_explorer
 from attention_qa.explorers.shapes import shapes_explorer
 from attention_qa.explorers.sparse_patterns import sparse_pattern_explorer
+from attention_qa.explorers.speculative import speculative_explorer
 from attention_qa.explorers.step_by_step import step_explorer
 from attention_qa.explorers.tokens import token_explorer
 from attention_qa.explorers.weight_tying import weight_tying_explorer
@@ -71,6 +72,7 @@ BY_CHAPTER = {
     "q29": [paged_cache_explorer],
     "q30": [streaming_explorer],
     "q31": [token_explorer],
+    "q34": [speculative_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
