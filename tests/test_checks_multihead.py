@@ -189,3 +189,98 @@ def test_leaves_the_global_random_state_alone():
     state = torch.get_rng_state()
     check_multihead(LearnerMHA)
     assert torch.equal(torch.get_rng_state(), state)
+
+
+# --- the per-head-loop layout of q10's exercise: masks of shape (n, m) or (B, n, m) ----------
+
+
+class PerHeadLoop(nn.Module):
+    """One head at a time on (B, n, m) scores, masked_fill with the mask as given."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.h, self.d_k = num_heads, d_model // num_heads
+        self.w_q, self.w_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.w_v, self.w_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = self.w_q(query), self.w_k(key), self.w_v(value)
+        outs, weights = [], []
+        for i in range(self.h):
+            cols = slice(i * self.d_k, (i + 1) * self.d_k)
+            scores = q[..., cols] @ k[..., cols].transpose(-2, -1) / math.sqrt(self.d_k)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))  # (B, n, m)
+            w = scores.softmax(-1)
+            outs.append(w @ v[..., cols])
+            weights.append(w)
+        return self.w_o(torch.cat(outs, -1)), torch.stack(weights, 1)
+
+
+class Vectorised(nn.Module):
+    """All heads at once through F.scaled_dot_product_attention; written independently."""
+
+    SLIP = None
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.h = num_heads
+        self.w_q, self.w_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.w_v, self.w_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def heads(self, x):
+        B, L, d = x.shape
+        if self.SLIP == "heads along the token axis":
+            return x.reshape(B, self.h, L, d // self.h)
+        return x.unflatten(-1, (self.h, d // self.h)).transpose(1, 2)  # (B, h, L, d_k)
+
+    def forward(self, query, key, value, mask=None):
+        q, k = self.heads(self.w_q(query)), self.heads(self.w_k(key))
+        v = self.heads(self.w_v(value))
+        if mask is not None:
+            mask = mask.unsqueeze(1) if mask.ndim == 3 else mask  # (B, 1, n, m) or (n, m)
+            if self.SLIP == "mask inverted":
+                mask = ~mask
+        scale = 1.0 if self.SLIP == "no 1/sqrt(d_k)" else None
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, scale=scale
+        )  # (B, h, n, d_k)
+        out = out.transpose(1, 2).flatten(2)  # (B, n, d_model)
+        return out if self.SLIP == "no w_o" else self.w_o(out)
+
+
+def vectorised_with(slip):
+    return type(f"Vectorised_{slip}", (Vectorised,), {"SLIP": slip})
+
+
+@pytest.mark.parametrize("cls", [PerHeadLoop, Vectorised])
+def test_loop_layout_accepts_independent_right_answers(cls):
+    assert check_multihead(cls, mask_layout="(B, n, m)") is None
+
+
+@pytest.mark.parametrize(
+    "slip, message",
+    [
+        ("mask inverted", "the mask is read the wrong way round"),
+        ("no 1/sqrt(d_k)", "the scores are not scaled"),
+        ("heads along the token axis", "the heads are split wrongly"),
+        ("no w_o", "the output projection w_o is not applied"),
+    ],
+)
+def test_loop_layout_rejects_wrong_answers(slip, message):
+    with pytest.raises(AssertionError, match="^on ") as err:
+        check_multihead(vectorised_with(slip), mask_layout="(B, n, m)")
+    assert message in str(err.value)
+
+
+def test_a_loop_given_a_four_d_mask_is_told_about_the_mask():
+    # Under the (B, h, n, m) layout a (B, 1, 1, m) padding mask broadcasts one head's
+    # (B, n, m) scores to (B, B, n, m): the feedback must name the mask, not only the shape.
+    with pytest.raises(AssertionError, match=r"the mask has shape \(2, 1, 1, 7\)"):
+        check_multihead(PerHeadLoop)
+    assert check_multihead(Vectorised) is None
+
+
+def test_rejects_an_unknown_mask_layout():
+    with pytest.raises(ValueError, match="mask_layout"):
+        check_multihead(PerHeadLoop, mask_layout="(n, m)")

@@ -100,88 +100,44 @@ def mha_variant(layers, query, key, value, mask, h: int, h_kv: int, bug: str | N
     return out if bug == "no_output_projection" else w_o(out)  # (B, n, d_model)
 
 
-def _multihead_cases(with_kv_heads: bool) -> list:
+def _multihead_cases(with_kv_heads: bool, mask_layout: str) -> list:
     """(case, d_model, h, h_kv, B, n, m, self_attention, mask) for check_multihead.
 
-    No case has a query whose keys are all masked, so a learner who masks with -inf
-    (NaN on such a row) is not failed for a choice the exercise leaves open.
+    ``mask_layout`` "(B, h, n, m)": the padding mask has shape (B, 1, 1, m), broadcastable to
+    every head's scores at once. "(B, n, m)": every mask has shape (n, m) or (B, n, m), the
+    shapes a loop over heads can apply to one head's (B, n, m) scores directly. No case has a
+    query whose keys are all masked, so a learner who masks with -inf (NaN on such a row) is
+    not failed for a choice the exercise leaves open, and the padding mask read the wrong way
+    round still leaves every query a key (lengths 6 and 4 of 7), so that slip is named.
     """
-    pad = padding_mask([7, 4], 7)[:, None, None, :]  # (B, 1, 1, m)
+    if mask_layout == "(B, n, m)":
+        pad = padding_mask([6, 4], 7)[:, None, :].expand(2, 4, 7).clone()  # (B, n, m)
+    else:
+        pad = padding_mask([6, 4], 7)[:, None, None, :]  # (B, 1, 1, m)
+    pad_text = f"a padding mask of shape {tuple(pad.shape)}"
     cases = [
         ("self-attention, B=2, n=m=5, d_model=16, h=4, no mask", 16, 4, 4, 2, 5, 5, True, None),
-        (
-            "cross-attention, B=2, n=3, m=6, d_model=16, h=2, no mask",
-            16,
-            2,
-            2,
-            2,
-            3,
-            6,
-            False,
-            None,
-        ),
-        (
-            "cross-attention, B=2, n=4, m=7, d_model=16, h=8, a padding mask of shape (2, 1, 1, 7)",
-            16,
-            8,
-            8,
-            2,
-            4,
-            7,
-            False,
-            pad,
-        ),
-        (
-            "causal self-attention, B=1, n=m=6, d_model=12, h=3, causal_mask(6)",
-            12,
-            3,
-            3,
-            1,
-            6,
-            6,
-            True,
-            causal_mask(6),
-        ),
+        ("cross-attention, B=2, n=3, m=6, d_model=16, h=2, no mask", 16, 2, 2, 2, 3, 6, False,
+         None),
+        (f"cross-attention, B=2, n=4, m=7, d_model=16, h=8, {pad_text}", 16, 8, 8, 2, 4, 7,
+         False, pad),
+        ("causal self-attention, B=1, n=m=6, d_model=12, h=3, causal_mask(6) of shape (6, 6)",
+         12, 3, 3, 1, 6, 6, True, causal_mask(6)),
         ("self-attention, B=2, n=m=4, d_model=8, h=1, no mask", 8, 1, 1, 2, 4, 4, True, None),
-        (
-            "cross-attention, B=1, n=3, m=7, d_model=16, h=4, causal_mask(3, 7)",
-            16,
-            4,
-            4,
-            1,
-            3,
-            7,
-            False,
-            causal_mask(3, 7),
-        ),
+        ("cross-attention, B=1, n=3, m=7, d_model=16, h=4, a non-square mask of shape (3, 7)",
+         16, 4, 4, 1, 3, 7, False, causal_mask(3, 7)),
     ]
     if with_kv_heads:
         cases += [
-            (
-                "grouped-query cross-attention, B=2, n=4, m=7, d_model=16, h=4, num_kv_heads=2, "
-                "a padding mask of shape (2, 1, 1, 7)",
-                16,
-                4,
-                2,
-                2,
-                4,
-                7,
-                False,
-                pad,
-            ),
-            (
-                "multi-query causal self-attention, B=1, n=m=6, d_model=12, h=3, num_kv_heads=1",
-                12,
-                3,
-                1,
-                1,
-                6,
-                6,
-                True,
-                causal_mask(6),
-            ),
+            (f"grouped-query cross-attention, B=2, n=4, m=7, d_model=16, h=4, num_kv_heads=2, "
+             f"{pad_text}", 16, 4, 2, 2, 4, 7, False, pad),
+            ("multi-query causal self-attention, B=1, n=m=6, d_model=12, h=3, num_kv_heads=1, "
+             "causal_mask(6) of shape (6, 6)", 12, 3, 1, 1, 6, 6, True, causal_mask(6)),
         ]
     return cases
+
+
+MASK_LAYOUTS = ("(B, h, n, m)", "(B, n, m)")
 
 
 def _learner_layers(module, d_model: int, d_kv: int, where: str) -> list:
@@ -206,24 +162,32 @@ def _learner_layers(module, d_model: int, d_kv: int, where: str) -> list:
     return layers
 
 
-def check_multihead(module_cls: Callable) -> None:
+def check_multihead(module_cls: Callable, mask_layout: str = "(B, h, n, m)") -> None:
     """Check a learner's multi-head attention class against the package's MultiHeadAttention.
 
     ``module_cls(d_model, num_heads)`` must build an ``nn.Module`` with ``nn.Linear`` layers
     ``w_q``, ``w_k``, ``w_v`` and ``w_o``, called as ``module(query, key, value)`` or
     ``module(query, key, value, mask)`` (boolean, True = may attend) and returning the output
     (B, n, d_model), or ``(output, weights)`` with weights (B, h, n, m). If the constructor
-    takes ``num_kv_heads``, grouped-query cases are checked too. The checker overwrites the
+    takes ``num_kv_heads``, grouped-query cases are checked too.
+
+    The masks passed: none, ``causal_mask(6)`` of shape (6, 6), a non-square (3, 7) mask, and
+    a padding mask whose shape ``mask_layout`` sets: "(B, h, n, m)" passes (B, 1, 1, m),
+    broadcastable to all heads' scores (B, h, n, m); "(B, n, m)" passes (B, n, m), the shape
+    of one head's scores in a loop over heads. The checker overwrites the
     learner's weights with seeded ones and copies them into the reference, and leaves the
     global random state as it found it.
     """
+    if mask_layout not in MASK_LAYOUTS:
+        raise ValueError(f"mask_layout is {mask_layout!r} but should be one of {MASK_LAYOUTS}")
     try:
         with_kv_heads = "num_kv_heads" in inspect.signature(module_cls).parameters
     except (TypeError, ValueError):
         with_kv_heads = False
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         g = torch.Generator().manual_seed(7)
-        for case, d_model, h, h_kv, B, n, m, self_attn, mask in _multihead_cases(with_kv_heads):
+        cases = _multihead_cases(with_kv_heads, mask_layout)
+        for case, d_model, h, h_kv, B, n, m, self_attn, mask in cases:
             d_k = d_model // h
             kwargs = {"num_kv_heads": h_kv} if with_kv_heads else {}
             where = f"{getattr(module_cls, '__name__', 'your class')}({d_model}, {h}" + (
@@ -247,7 +211,10 @@ def check_multihead(module_cls: Callable) -> None:
             query = torch.randn(B, n, d_model, generator=g)
             key = query if self_attn else torch.randn(B, m, d_model, generator=g)
             value = query if self_attn else torch.randn(B, m, d_model, generator=g)
-            expected, expected_weights = reference(query, key, value, mask)
+            # The reference and the slips attend all heads at once: a (B, n, m) mask gets a
+            # head axis.
+            ref_mask = mask[:, None] if mask is not None and mask.ndim == 3 else mask
+            expected, expected_weights = reference(query, key, value, ref_mask)
             args = (query.clone(), key.clone(), value.clone()) + (() if mask is None else (mask,))
             result = call_learner(module, case, *args)
             got = result[0] if isinstance(result, (tuple, list)) else result
@@ -257,11 +224,22 @@ def check_multihead(module_cls: Callable) -> None:
                     f"heads are not merged back; transpose to (B, n, h, d_k), reshape to "
                     f"(B, n, d_model) and apply w_o"
                 )
+            if (
+                mask is not None
+                and isinstance(got, torch.Tensor)
+                and tuple(got.shape) != tuple(expected.shape)
+            ):
+                raise AssertionError(
+                    f"on {case}, the output has shape {tuple(got.shape)} but should be "
+                    f"{tuple(expected.shape)}; the mask has shape {tuple(mask.shape)}: check "
+                    f"that it broadcasts to the scores it masks, (B, h, n, m) when all heads "
+                    f"are scored at once, (B, n, m) for one head in a loop"
+                )
             require_shape(got, expected.shape, case, "the output")
             diagnose(
                 got, expected, case, "the output",
                 "multi-head attention (Vaswani et al., 2017, section 3.2.2)",
-                MHA_SLIPS, partial(mha_variant, layers, query, key, value, mask, h, h_kv),
+                MHA_SLIPS, partial(mha_variant, layers, query, key, value, ref_mask, h, h_kv),
                 nan_hint=NAN_SCORES,
             )
             if isinstance(result, (tuple, list)) and len(result) > 1:
