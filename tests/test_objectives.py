@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attention_qa.masks import causal_mask
-from attention_qa.objectives import mlm_corrupt, prefix_lm_mask
+from attention_qa.objectives import mlm_corrupt, prefix_lm_mask, span_corrupt
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 9])
@@ -72,3 +72,25 @@ def test_mlm_corrupt_refuses_bad_input_in_words(kwargs, error, words):
     args = dict(tokens=torch.tensor([1, 2]), mask_id=0, vocab_size=50) | kwargs
     with pytest.raises(error, match=re.escape(words)):
         mlm_corrupt(**args)
+
+
+def test_span_corruption_reproduces_t5s_figure_2():
+    words = "Thank you for inviting me to your party last week .".split()
+    inputs, targets = span_corrupt(words, [(2, 4), (8, 9)])
+    assert " ".join(inputs) == "Thank you <X> me to your party <Y> week ."
+    assert " ".join(targets) == "<X> for inviting <Y> last <Z>"
+
+
+def test_span_corruption_keeps_every_token_once():
+    words = list("abcdefghij")
+    for spans in ([], [(0, 1)], [(0, 3), (5, 10)], [(1, 2), (3, 4), (6, 8)]):
+        inputs, targets = span_corrupt(words, spans)
+        kept = [t for t in inputs if not t.startswith("<")]
+        dropped = [t for t in targets if not t.startswith("<")]
+        assert sorted(kept + dropped) == words and len(dropped) == sum(e - s for s, e in spans)
+
+
+@pytest.mark.parametrize("spans", [[(2, 1)], [(0, 2), (2, 3)], [(3, 4), (0, 1)], [(0, 11)]])
+def test_span_corruption_refuses_bad_spans(spans):
+    with pytest.raises(ValueError, match="spans"):
+        span_corrupt(list("abcdefghij"), spans)

@@ -39,6 +39,7 @@ from attention_qa.checks.families import check_clip_logits
 from attention_qa.checks.masks import (
     check_attention_mask,
     check_greedy_decode,
+    check_prefix_lm_mask,
     check_shift_right,
     check_sink_window_mask,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "check_nucleus_probs",
     "check_most_frequent_pair",
     "check_acceptance_rate",
+    "check_prefix_lm_mask",
     "check_multihead",
     "check_attention_flops",
     "check_cross_attention",

@@ -23,6 +23,7 @@ from attention_qa.explorers.model_families import model_family_explorer
 from attention_qa.explorers.modern_block import modern_block_explorer
 from attention_qa.explorers.moe_routing import moe_routing_explorer
 from attention_qa.explorers.norm_concentration import norm_concentration_explorer
+from attention_qa.explorers.objectives import objective_explorer
 from attention_qa.explorers.online_softmax import online_softmax_explorer
 from attention_qa.explorers.paged_cache import paged_cache_explorer
 from attention_qa.explorers.playground import playground_explorer
@@ -72,6 +73,7 @@ BY_CHAPTER = {
     "q29": [paged_cache_explorer],
     "q30": [streaming_explorer],
     "q31": [token_explorer],
+    "q32": [objective_explorer],
     "q34": [speculative_explorer],
 }
 
