@@ -483,7 +483,9 @@ def _attention_cases() -> list:
     The first case has n = m = d_k so that the transposition slips still run and can be
     named; the later ones make n, m, d_k and d_v differ, so that each scale slip differs
     from the others. Every mask row has a True and a False, so no query is fully masked
-    (PyTorch returns NaN there) and the inverted mask has no fully masked query either.
+    (a hand-written softmax over -inf scores returns NaN there, while the pinned
+    F.scaled_dot_product_attention returns zeros, so a correct answer could disagree with
+    the reference) and the inverted mask has no fully masked query either.
     """
     n, m = 4, 6
     i = torch.arange(n).unsqueeze(1)  # (n, 1)
