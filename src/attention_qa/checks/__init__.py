@@ -27,7 +27,11 @@ from attention_qa.checks.blocks import (
     check_rms_norm,
     check_sinusoidal_encoding,
 )
-from attention_qa.checks.caches import check_blocks_needed, check_mla_cache_bytes
+from attention_qa.checks.caches import (
+    check_blocks_needed,
+    check_decode_intensity,
+    check_mla_cache_bytes,
+)
 from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
 from attention_qa.checks.decoding import check_acceptance_rate, check_nucleus_probs
 from attention_qa.checks.efficient import (
@@ -72,6 +76,7 @@ __all__ = [
     "check_most_frequent_pair",
     "check_acceptance_rate",
     "check_prefix_lm_mask",
+    "check_decode_intensity",
     "check_multihead",
     "check_attention_flops",
     "check_cross_attention",

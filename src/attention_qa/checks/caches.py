@@ -1,8 +1,9 @@
-"""Checkers of Part 6's cache exercises: multi-head latent attention's cache (q27) and the
-blocks of a paged K/V cache (q29).
+"""Checkers of the cache and inference exercises: multi-head latent attention's cache
+(q27), the blocks of a paged K/V cache (q29), and a decode step's arithmetic intensity (q33).
 
-Both answers are whole numbers, compared exactly; each slip is a public ``*_variant``
-switch with its message in ``*_SLIPS``, as in the other checker modules.
+The first two answers are whole numbers, compared exactly; the intensity to 1e-6 relative.
+Each slip is a public ``*_variant`` switch with its message in ``*_SLIPS``, as in the other
+checker modules.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Callable
 import torch
 
 from attention_qa.checks.common import call_learner
+from attention_qa.inference import decode_intensity
 
 
 def _number(got, case: str):
@@ -160,3 +162,46 @@ def check_blocks_needed(fn: Callable) -> None:
             f"on {case}, got {got} blocks but the sequences take {expected}: "
             f"Σ ceil(length / block_size)"
         )
+
+
+INTENSITY_SLIPS = {
+    "no_batch": (
+        "the batch is left out of the FLOPs: every sequence in the batch multiplies by "
+        "every weight, 2·P FLOPs each"
+    ),
+    "no_cache": "the K/V cache is left out of the bytes: a decode step reads it too",
+    "one_flop": "a multiply-add is counted as 1 FLOP; count it as 2, as PyTorch's counter does",
+    "weights_per_sequence": (
+        "the weights are counted once per sequence; the batch shares one read of them"
+    ),
+}
+
+
+def intensity_variant(P, B, w, c, bug: str | None = None) -> float:
+    flops = (1 if bug == "one_flop" else 2) * P * (1 if bug == "no_batch" else B)
+    weights = P * w * (B if bug == "weights_per_sequence" else 1)
+    return flops / (weights + (0 if bug == "no_cache" else c))
+
+
+def check_decode_intensity(fn: Callable) -> None:
+    """Check ``fn(num_params, batch, bytes_per_weight, cache_bytes) -> FLOPs per byte`` of
+    a decode step: 2·P·B over P·bytes_per_weight + cache_bytes. Any real number (a Python
+    or numpy float, or a one-element tensor) within 1e-6 relative is accepted."""
+    for P, B, w, c in ((6.7e9, 1, 2, 2.1e9), (6.7e9, 16, 2, 34e9), (7e10, 64, 0.5, 1.3e10),
+                       (1e9, 8, 1, 0.0)):
+        case = (f"num_params={P:g}, batch={B}, bytes_per_weight={w}, "
+                f"cache_bytes={c:g}")
+        expected = decode_intensity(int(P), B, w, c)
+        got = call_learner(fn, case, int(P), B, w, c)
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            raise AssertionError(f"on {case}, the answer should be a number, got {got!r}") \
+                from None
+        if abs(got - expected) <= 1e-6 * abs(expected):
+            continue
+        for bug, message in INTENSITY_SLIPS.items():
+            wrong = intensity_variant(int(P), B, w, c, bug)
+            if abs(got - wrong) <= 1e-6 * abs(wrong):
+                raise AssertionError(f"on {case}, {message}")
+        raise AssertionError(f"on {case}, got {got:.4g} FLOPs per byte, expected {expected:.4g}")

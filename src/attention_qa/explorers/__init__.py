@@ -14,6 +14,7 @@ from attention_qa.explorers.head_layout import head_layout_explorer
 from attention_qa.explorers.head_maps import head_maps_explorer
 from attention_qa.explorers.head_split import head_split_explorer
 from attention_qa.explorers.heads import head_explorer
+from attention_qa.explorers.inference_budget import budget_explorer
 from attention_qa.explorers.kv_cache import kv_cache_explorer
 from attention_qa.explorers.latent_cache import latent_cache_explorer
 from attention_qa.explorers.layer_costs import layer_costs_explorer
@@ -74,6 +75,7 @@ BY_CHAPTER = {
     "q30": [streaming_explorer],
     "q31": [token_explorer],
     "q32": [objective_explorer],
+    "q33": [budget_explorer],
     "q34": [speculative_explorer],
 }
 
