@@ -1,5 +1,6 @@
 """The checkers of q20 (linear attention), q21 (online softmax) and q22 (previous-token score)."""
 
+import math
 import re
 
 import pytest
@@ -14,6 +15,7 @@ from attention_qa.checks.efficient import (
     check_online_softmax,
     check_previous_token_score,
     linear_attention_variant,
+    online_softmax_trace_variant,
     online_softmax_variant,
     previous_token_variant,
 )
@@ -45,25 +47,150 @@ def test_linear_attention_checker_reports_a_wrong_shape_and_a_crash():
         check_linear_attention(lambda q, k, v: 1 / 0)
 
 
-def test_online_softmax_checker_passes_the_package():
-    check_online_softmax(online_softmax)
+def online_by_blocks(scores, block_size):
+    """A right answer: a loop over blocks, M and L kept with a trailing dim of 1."""
+    run_max = torch.full(scores.shape[:-1] + (1,), -math.inf, dtype=scores.dtype)
+    run_sum = torch.zeros(scores.shape[:-1] + (1,), dtype=scores.dtype)
+    trace = []
+    for start in range(0, scores.shape[-1], block_size):
+        block = scores[..., start : start + block_size]
+        new_max = torch.maximum(run_max, block.amax(-1, keepdim=True))
+        run_sum = run_sum * torch.exp(run_max - new_max) + torch.exp(block - new_max).sum(
+            -1, keepdim=True
+        )
+        run_max = new_max
+        trace.append((run_max, run_sum))
+    return torch.exp(scores - run_max) / run_sum, trace
+
+
+def online_by_logsumexp(scores, block_size):
+    """A right answer written differently: a running log-sum-exp, blocks split with
+    ``split``, merged with ``logaddexp``; M and L derived from it without a trailing dim."""
+    lse = torch.full(scores.shape[:-1], -math.inf, dtype=scores.dtype)
+    run_max = lse.clone()
+    trace = []
+    for block in scores.split(block_size, dim=-1):
+        lse = torch.logaddexp(lse, torch.logsumexp(block, dim=-1))
+        run_max = torch.maximum(run_max, block.amax(-1))
+        trace.append((run_max, torch.exp(lse - run_max)))
+    return torch.exp(scores - lse.unsqueeze(-1)), trace
+
+
+def online_one_row_at_a_time(scores, block_size):
+    """A right answer for the 1-D case in Python floats, broadcast over rows by recursion."""
+    if scores.ndim > 1:
+        parts = [online_one_row_at_a_time(row, block_size) for row in scores]
+        result = torch.stack([p[0] for p in parts])
+        trace = [
+            (torch.stack([torch.as_tensor(p[1][i][0]) for p in parts]),
+             torch.stack([torch.as_tensor(p[1][i][1]) for p in parts]))
+            for i in range(len(parts[0][1]))
+        ]
+        return result, trace
+    values = scores.tolist()
+    big, total, trace = -math.inf, 0.0, []
+    for start in range(0, len(values), block_size):
+        block = values[start : start + block_size]
+        new_big = max(big, *block)
+        total = total * math.exp(big - new_big) + sum(math.exp(x - new_big) for x in block)
+        big = new_big
+        # Python floats are accepted for a 1-D row; in a lower precision, tensors of it
+        keep = (lambda x: x) if scores.dtype == torch.float64 else (
+            lambda x: torch.tensor(x, dtype=scores.dtype))
+        trace.append((keep(big), keep(total)))
+    return torch.tensor([math.exp(x - big) / total for x in values], dtype=scores.dtype), trace
+
+
+@pytest.mark.parametrize("right", [online_by_blocks, online_by_logsumexp,
+                                   online_one_row_at_a_time])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16], ids=str)
+def test_online_softmax_checker_passes_independent_right_answers(right, dtype):
+    check_online_softmax(lambda s, b: right(s.to(dtype), b))
+
+
+def test_online_softmax_checker_passes_its_reference():
+    check_online_softmax(online_softmax_trace_variant)
 
 
 @pytest.mark.parametrize("bug", list(ONLINE_SLIPS))
 def test_online_softmax_checker_names_each_bug(bug):
     with pytest.raises(AssertionError, match=re.escape(ONLINE_SLIPS[bug][:30])):
-        check_online_softmax(lambda s, b: online_softmax_variant(s, b, bug))
+        check_online_softmax(lambda s, b: online_softmax_trace_variant(s, b, bug))
 
 
-def test_online_softmax_checker_catches_overflow_and_a_call_to_softmax():
-    with pytest.raises(AssertionError, match="exp overflowed"):
-        check_online_softmax(lambda s, b: torch.exp(s) / torch.exp(s).sum(-1, keepdim=True))
-    with pytest.raises(AssertionError, match="calls softmax"):
-        check_online_softmax(lambda s, b: torch.softmax(s, dim=-1))
-    with pytest.raises(AssertionError, match="calls softmax"):
-        check_online_softmax(lambda s, b: s.softmax(-1))
-    # The patch is undone afterwards.
+def two_pass_ignoring_block_size(scores, block_size):
+    """Wrong: the whole row's max and sum at once; the 'trace' repeats them for every block."""
+    top = scores.amax(-1, keepdim=True)
+    e = torch.exp(scores - top)
+    total = e.sum(-1, keepdim=True)
+    n_blocks = -(-scores.shape[-1] // block_size)
+    return e / total, [(top, total)] * n_blocks
+
+
+def special_softmax(scores, block_size):
+    """Wrong: a library softmax, with a trace faked from the whole row."""
+    top = scores.amax(-1)
+    total = torch.exp(scores - top.unsqueeze(-1)).sum(-1)
+    n_blocks = -(-scores.shape[-1] // block_size)
+    return torch.special.softmax(scores, dim=-1), [(top, total)] * n_blocks
+
+
+def forgets_to_rescale(scores, block_size):
+    """Wrong: the running sum is not multiplied by exp(M − M') when the max grows."""
+    result, trace = online_by_blocks(scores, block_size)
+    run_max = torch.full(scores.shape[:-1], -math.inf, dtype=scores.dtype)
+    run_sum = torch.zeros(scores.shape[:-1], dtype=scores.dtype)
+    bad = []
+    for start in range(0, scores.shape[-1], block_size):
+        block = scores[..., start : start + block_size]
+        run_max = torch.maximum(run_max, block.amax(-1))
+        run_sum = run_sum + torch.exp(block - run_max.unsqueeze(-1)).sum(-1)
+        bad.append((run_max, run_sum))
+    return torch.exp(scores - run_max.unsqueeze(-1)) / run_sum.unsqueeze(-1), bad
+
+
+def off_by_one_blocks(scores, block_size):
+    """Wrong: blocks of block_size + 1 (a slice end one too far)."""
+    return online_by_blocks(scores, block_size + 1)
+
+
+def result_only(scores, block_size):
+    """Wrong: a right result but no trace."""
+    return online_by_blocks(scores, block_size)[0]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "message"),
+    [
+        (two_pass_ignoring_block_size, "two-pass softmax"),
+        (special_softmax, "calls softmax"),
+        (forgets_to_rescale, "not rescaled"),
+        (off_by_one_blocks, "entries but should have|running"),
+        (result_only, "return a pair"),
+        (lambda s, b: torch.softmax(s, dim=-1), "calls softmax"),
+        (lambda s, b: s.softmax(-1), "calls softmax"),
+        (
+            lambda s, b: (torch.exp(s) / torch.exp(s).sum(-1, keepdim=True),
+                          online_by_blocks(s, b)[1]),
+            "exp overflowed",
+        ),
+    ],
+)
+def test_online_softmax_checker_rejects_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check_online_softmax(wrong)
+
+
+def test_the_softmax_patch_is_undone():
+    with pytest.raises(AssertionError):
+        check_online_softmax(special_softmax)
+    assert torch.allclose(torch.special.softmax(torch.zeros(2), dim=-1), torch.full((2,), 0.5))
     assert torch.allclose(torch.softmax(torch.zeros(2), dim=-1), torch.full((2,), 0.5))
+
+
+def test_the_package_online_softmax_matches_the_reference_result():
+    scores = torch.randn(3, 11, dtype=torch.float64)
+    torch.testing.assert_close(online_softmax(scores, 4), online_softmax_variant(scores, 4))
 
 
 def test_previous_token_checker_passes_the_package():

@@ -79,11 +79,21 @@ def check_linear_attention(fn: Callable) -> None:
         )
 
 
-def online_softmax_variant(scores, block_size: int, bug: str | None = None):
-    """Block-by-block softmax over the last dim, or with one known slip switched on."""
+def online_softmax_trace_variant(scores, block_size: int, bug: str | None = None):
+    """Block-by-block softmax over the last dim and its trace, or with one known slip on.
+
+    Returns ``(result, trace)``: ``trace[i]`` is ``(M, L)`` after block i, each of shape
+    ``scores.shape[:-1]``, with M the max so far and L = Σ_seen exp(s − M).
+    """
     m = scores.shape[-1]
     run_max = scores.new_full((*scores.shape[:-1], 1), float("-inf"))
     run_sum = scores.new_zeros((*scores.shape[:-1], 1))
+    trace = []
+    if bug == "two_pass":  # the whole row's max and sum, whatever the block
+        run_max = scores.amax(dim=-1, keepdim=True)
+        run_sum = torch.exp(scores - run_max).sum(dim=-1, keepdim=True)
+        trace = [(run_max[..., 0], run_sum[..., 0])] * -(-m // block_size)
+        return torch.exp(scores - run_max) / run_sum, trace
     for start in range(0, m, block_size):
         block = scores[..., start : start + block_size]
         new_max = torch.maximum(run_max, block.amax(dim=-1, keepdim=True))
@@ -95,7 +105,13 @@ def online_softmax_variant(scores, block_size: int, bug: str | None = None):
         else:
             run_sum = run_sum * torch.exp(run_max - new_max) + fresh
         run_max = new_max
-    return torch.exp(scores - run_max) / run_sum
+        trace.append((run_max[..., 0], run_sum[..., 0]))
+    return torch.exp(scores - run_max) / run_sum, trace
+
+
+def online_softmax_variant(scores, block_size: int, bug: str | None = None):
+    """Block-by-block softmax over the last dim, or with one known slip switched on."""
+    return online_softmax_trace_variant(scores, block_size, bug)[0]
 
 
 ONLINE_SLIPS = {
@@ -107,16 +123,55 @@ ONLINE_SLIPS = {
         "the sum keeps only the last block: add each block's exponentials to the running sum "
         "instead of replacing it"
     ),
+    "two_pass": (
+        "the trace holds the whole row's max and sum after every block: that is a two-pass "
+        "softmax. After block i, M and L must cover only the entries read so far"
+    ),
 }
+
+_FORBIDDEN = (
+    (torch, "softmax"),
+    (torch, "log_softmax"),
+    (torch.nn.functional, "softmax"),
+    (torch.nn.functional, "log_softmax"),
+    (torch.Tensor, "softmax"),
+    (torch.Tensor, "log_softmax"),
+    (torch.special, "softmax"),
+    (torch.special, "log_softmax"),
+)
+
+
+def _as_stat(x, shape: tuple, case: str, what: str) -> torch.Tensor:
+    """One running statistic as a tensor of ``shape`` (a trailing dim of 1 is dropped)."""
+    if isinstance(x, (int, float)):
+        x = torch.tensor(float(x), dtype=torch.float64)
+    if not isinstance(x, torch.Tensor):
+        raise AssertionError(f"on {case}, {what} should be a tensor, got {type(x).__name__}")
+    if tuple(x.shape) == (*shape, 1):
+        x = x[..., 0]
+    if tuple(x.shape) != tuple(shape):
+        raise AssertionError(
+            f"on {case}, {what} has shape {tuple(x.shape)} but should be {tuple(shape)} "
+            f"(or {(*shape, 1)})"
+        )
+    return x
 
 
 def check_online_softmax(fn: Callable) -> None:
-    """Check ``fn(scores, block_size)``: softmax over the last dim, normaliser by blocks.
+    """Check ``fn(scores, block_size) -> (result, trace)``: an online softmax and its trace.
 
-    It must equal ``torch.softmax(scores, dim=-1)`` for shapes (m,), (n, m), (B, n, m), block
-    sizes that do and do not divide m, and scores too large for a plain exp. It must not
-    call softmax itself: the checker disables ``torch.softmax`` while it runs.
+    ``result`` must equal ``torch.softmax(scores, dim=-1)``. ``trace`` must be a list (or
+    tuple) with one ``(M, L)`` pair per block, ⌈m / block_size⌉ of them, in the order the
+    blocks are read: after block i, M is the max of the entries read so far and
+    L = Σ_seen exp(s − M), each a tensor of shape ``scores.shape[:-1]`` (a trailing dim of
+    1 is also accepted; for a 1-D row a Python float too). Only an online softmax produces
+    that trace: a two-pass softmax knows the whole row's max from the start. Cases: shapes
+    (m,), (n, m), (B, n, m); block sizes that do and do not divide m, of 1 and larger than
+    m; scores too large for a plain exp. Any float dtype is accepted, at its precision. The
+    checker disables the softmax and log_softmax functions of torch, torch.nn.functional,
+    torch.special and Tensor while it runs.
     """
+    from contextlib import ExitStack
     from unittest import mock
 
     g = torch.Generator().manual_seed(21)
@@ -125,6 +180,7 @@ def check_online_softmax(fn: Callable) -> None:
     cases = [
         ("scores of shape (7,), block_size 2", torch.randn(7, generator=g, dtype=torch.float64), 2),
         ("rising scores 0, 3, …, 27, block_size 3", rising, 3),
+        ("rising scores 0, 3, …, 27, block_size 4", rising, 4),
         (
             "scores of shape (2, 3, 8), block_size 4",
             torch.randn(2, 3, 8, generator=g, dtype=torch.float64),
@@ -134,6 +190,11 @@ def check_online_softmax(fn: Callable) -> None:
             "scores of shape (4, 5), block_size 1",
             torch.randn(4, 5, generator=g, dtype=torch.float64),
             1,
+        ),
+        (
+            "scores of shape (3, 11), block_size 3",
+            torch.randn(3, 11, generator=g, dtype=torch.float64) * 4,
+            3,
         ),
         ("scores of shape (3, 9) as large as ±1500, block_size 4", big, 4),
         (
@@ -149,24 +210,55 @@ def check_online_softmax(fn: Callable) -> None:
         )
 
     for case, scores, block_size in cases:
-        expected = torch.softmax(scores, dim=-1)
-        with (
-            mock.patch.object(torch, "softmax", forbidden),
-            mock.patch.object(torch.nn.functional, "softmax", forbidden),
-            mock.patch.object(torch.Tensor, "softmax", forbidden),
-        ):
+        expected, expected_trace = online_softmax_trace_variant(scores, block_size)
+        with ExitStack() as stack:
+            for owner, name in _FORBIDDEN:
+                if hasattr(owner, name):
+                    stack.enter_context(mock.patch.object(owner, name, forbidden))
             # the AssertionError of a forbidden softmax call reaches the learner as it is
             got = call_learner(fn, case, scores.clone(), block_size, passthrough=(AssertionError,))
-        got = require_shape(got, expected.shape, case, "the softmax")
-        if not torch.isfinite(got).all():
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            raise AssertionError(
+                f"on {case}, return a pair (result, trace), where trace lists (M, L) after "
+                f"each block; got {type(got).__name__}"
+            )
+        result, trace = got
+        result = require_shape(result, expected.shape, case, "the softmax")
+        if not torch.isfinite(result).all():
             raise AssertionError(
                 f"on {case}, the result has inf or NaN: exp overflowed. Subtract the running "
                 "max before exponentiating"
             )
         diagnose(
-            got, expected, case, "the result", "softmax",
+            result, expected, case, "the result", "softmax",
             ONLINE_SLIPS, partial(online_softmax_variant, scores, block_size),
         )
+        if not isinstance(trace, (tuple, list)):
+            raise AssertionError(
+                f"on {case}, the trace should be a list of (M, L) pairs, one per block; "
+                f"got {type(trace).__name__}"
+            )
+        if len(trace) != len(expected_trace):
+            raise AssertionError(
+                f"on {case}, the trace has {len(trace)} entries but should have "
+                f"{len(expected_trace)}: one (M, L) pair after each block of {block_size} "
+                f"(the last block may be shorter)"
+            )
+        lead = tuple(scores.shape[:-1])
+        for i, (pair, (exp_max, exp_sum)) in enumerate(zip(trace, expected_trace, strict=True)):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise AssertionError(f"on {case}, trace entry {i} should be a pair (M, L)")
+            at = f"{case}, after block {i}"
+            run_max = _as_stat(pair[0], lead, case, f"M after block {i}")
+            run_sum = _as_stat(pair[1], lead, case, f"L after block {i}")
+
+            def slip(bug, i=i, which=0, scores=scores, block_size=block_size):
+                return online_softmax_trace_variant(scores, block_size, bug)[1][i][which]
+
+            diagnose(run_max, exp_max, at, "the running max M", "the max of the entries "
+                     "read so far", {"two_pass": ONLINE_SLIPS["two_pass"]}, slip)
+            diagnose(run_sum, exp_sum, at, "the running sum L", "Σ_seen exp(s − M)",
+                     ONLINE_SLIPS, partial(slip, which=1))
 
 
 PREVIOUS_TOKEN_SLIPS = {
