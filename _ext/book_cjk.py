@@ -6,6 +6,9 @@
   them into tables of contents, so the sidebar, the page's neighbours and its contents box
   are marked too. Code, printed output, raw HTML and maths are left alone. Notebook
   outputs join the page only as it is written: ``MarkChineseInOutputs`` marks those.
+* ``mark_code``: code and printed output are highlighted only as the page is written, so
+  Chinese in them (a string literal, a printed token) is marked in the page's HTML: each
+  run of Chinese inside ``<pre>`` is wrapped, between the highlighter's tags.
 * ``mark_print_title``: the theme repeats each page's title, as plain text, in a heading
   shown only in print (the handouts); it is marked the same way.
 * ``_static/cjk.css`` (jupyter-book links every stylesheet in ``_static/`` into every page)
@@ -120,9 +123,35 @@ def mark_print_title(app, pagename, templatename, context, doctree) -> None:
         context["pagetitle"] = marked_html(context["pagetitle"])
 
 
+PRE_BLOCK = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.S)
+TAG = re.compile(r"(<[^>]*>)")
+
+
+def marked_pre(body: str) -> str:
+    """Page HTML with each run of Chinese inside <pre> wrapped in <span lang="zh-CN"> (the text
+    between tags is already escaped, and a run of Chinese holds no & or <)."""
+    lang = LANG_CLASS.removeprefix("language-")
+
+    def mark(text: str) -> str:
+        return CJK_RUN.sub(lambda run: f'<span lang="{lang}">{run.group(0)}</span>', text)
+
+    def block(match: re.Match) -> str:
+        pieces = TAG.split(match.group(2))  # odd pieces are tags
+        inner = "".join(p if i % 2 else mark(p) for i, p in enumerate(pieces))
+        return match.group(1) + inner + match.group(3)
+
+    return PRE_BLOCK.sub(block, body)
+
+
+def mark_code(app, pagename, templatename, context, doctree) -> None:
+    if context.get("body"):
+        context["body"] = marked_pre(context["body"])
+
+
 def setup(app):
     app.add_transform(MarkChinese)
     app.add_post_transform(MarkChineseInOutputs)
     # After sphinx-book-theme sets the title (at the default priority, 500).
     app.connect("html-page-context", mark_print_title, priority=600)
+    app.connect("html-page-context", mark_code)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
