@@ -25,7 +25,17 @@ def as_tensor(P, B, w, c):
     return torch.tensor(2.0 * P * B, dtype=torch.float64) / (P * w + c)
 
 
-@pytest.mark.parametrize("right", [by_formula, by_parts, as_tensor])
+def in_half_precision(P, B, w, c):
+    """Right, then rounded to a one-element bfloat16 tensor (fp16 would hold it too)."""
+    return torch.tensor([2.0 * P * B / (P * w + c)]).to(torch.bfloat16)
+
+
+def as_float16(P, B, w, c):
+    return np.float16(2.0 * P * B / (P * w + c))
+
+
+@pytest.mark.parametrize("right", [by_formula, by_parts, as_tensor, in_half_precision,
+                                   as_float16])
 def test_right_answers_pass(right):
     check_decode_intensity(right)
 
@@ -39,5 +49,6 @@ def test_each_slip_is_named(bug):
 def test_other_wrong_answers_fail():
     with pytest.raises(AssertionError, match="expected"):
         check_decode_intensity(lambda P, B, w, c: 3 * P * B / (P * w + c))
-    with pytest.raises(AssertionError, match="a number"):
-        check_decode_intensity(lambda P, B, w, c: "fast")
+    for not_a_number in ("fast", "8.0", True, torch.ones(2), complex(8.0, 0.0)):
+        with pytest.raises(AssertionError, match="one number"):
+            check_decode_intensity(lambda P, B, w, c, answer=not_a_number: answer)

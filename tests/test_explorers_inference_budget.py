@@ -32,3 +32,11 @@ def test_every_frame_is_the_lesson_s_numbers(model):
 def test_the_roof_bends_at_the_ridge():
     assert attainable(1.0) == pytest.approx(3.35)
     assert attainable(1e6) == pytest.approx(989)
+
+
+def test_a_context_beyond_training_is_marked_a_what_if():
+    explorer = budget_explorer()
+    for model, context, what_if in (("Llama-2-7B", 4096, False), ("Llama-2-7B", 32768, True),
+                                    ("Llama-3-8B", 4096, False)):
+        frame = explorer.frame(model=model, batch=1, context=context, weight_bytes=2)
+        assert frame.figures["context"].startswith("a what-if") is what_if

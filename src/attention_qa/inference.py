@@ -26,6 +26,9 @@ LLAMA_CONFIGS = {
     "Llama-2-70B": (80, 8192, 64, 8, 28672, 32000),
     "Llama-3-8B": (32, 4096, 32, 8, 14336, 128256),
 }
+# The context each was trained at (max_position_embeddings in the configurations).
+TRAINED_CONTEXT = {"Llama-2-7B": 4096, "Llama-2-13B": 4096, "Llama-2-70B": 4096,
+                   "Llama-3-8B": 8192}
 # NVIDIA H100 SXM datasheet: dense BF16 Tensor Core FLOP/s (1,979 T is with sparsity) and
 # HBM3 bandwidth; 80 GB of memory.
 H100_FLOPS, H100_BANDWIDTH, H100_MEMORY = 989e12, 3.35e12, 80e9
@@ -53,7 +56,8 @@ def memory_bytes(name: str, batch: int, context: int, bytes_per_weight: float = 
                  bytes_per_cache_element: float = 2) -> dict[str, float]:
     """Weights, the K/V cache for ``batch`` sequences of ``context`` tokens, and an estimate
     of one layer's largest activations during the prefill of them (the SwiGLU's gate and
-    up projections and the attention inputs, B·n·(2·d_ff + 3·d) values in 16 bits)."""
+    up projections and the attention inputs, B·n·(2·d_ff + 3·d) values in 16 bits; no
+    n × n score matrix, as with FlashAttention)."""
     layers, d, heads, kv_heads, d_ff, _ = _config(name)
     require_positive_int("batch", batch)
     require_positive_int("context", context)

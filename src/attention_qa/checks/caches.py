@@ -13,7 +13,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner
+from attention_qa.checks.common import call_learner, close
 from attention_qa.inference import decode_intensity
 
 
@@ -183,25 +183,37 @@ def intensity_variant(P, B, w, c, bug: str | None = None) -> float:
     return flops / (weights + (0 if bug == "no_cache" else c))
 
 
+def as_number(value, case: str) -> torch.Tensor:
+    """A learner's scalar answer as a 0-d tensor in its own dtype; anything but one real
+    number (a string, a bool, several values, a complex number) is refused."""
+    refused = AssertionError(f"on {case}, the answer should be one number, got {value!r}")
+    if isinstance(value, (str, bytes, bool)):
+        raise refused
+    try:
+        number = torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError):
+        raise refused from None
+    if number.numel() != 1 or number.dtype == torch.bool or number.is_complex():
+        raise refused
+    return number.reshape(())
+
+
 def check_decode_intensity(fn: Callable) -> None:
     """Check ``fn(num_params, batch, bytes_per_weight, cache_bytes) -> FLOPs per byte`` of
-    a decode step: 2·P·B over P·bytes_per_weight + cache_bytes. Any real number (a Python
-    or numpy float, or a one-element tensor) within 1e-6 relative is accepted."""
+    a decode step: 2·P·B over P·bytes_per_weight + cache_bytes, with cache_bytes the cache
+    of the whole batch. Any real number is accepted (a Python or numpy number, or a
+    one-element tensor of any dtype), right to its dtype's precision; a string is not."""
     for P, B, w, c in ((6.7e9, 1, 2, 2.1e9), (6.7e9, 16, 2, 34e9), (7e10, 64, 0.5, 1.3e10),
                        (1e9, 8, 1, 0.0)):
         case = (f"num_params={P:g}, batch={B}, bytes_per_weight={w}, "
                 f"cache_bytes={c:g}")
         expected = decode_intensity(int(P), B, w, c)
-        got = call_learner(fn, case, int(P), B, w, c)
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            raise AssertionError(f"on {case}, the answer should be a number, got {got!r}") \
-                from None
-        if abs(got - expected) <= 1e-6 * abs(expected):
+        got = as_number(call_learner(fn, case, int(P), B, w, c), case)
+        if close(got, torch.tensor(expected, dtype=torch.float64)):
             continue
         for bug, message in INTENSITY_SLIPS.items():
             wrong = intensity_variant(int(P), B, w, c, bug)
-            if abs(got - wrong) <= 1e-6 * abs(wrong):
+            if close(got, torch.tensor(wrong, dtype=torch.float64)):
                 raise AssertionError(f"on {case}, {message}")
+        got = got.item()
         raise AssertionError(f"on {case}, got {got:.4g} FLOPs per byte, expected {expected:.4g}")

@@ -5,7 +5,8 @@ layer's prefill activations, and their total, on a log scale) against one 80 GB 
 Right, the roofline of an H100 SXM (989 dense BF16 TFLOP/s, 3.35 TB/s) with the prefill
 of the whole context and one decode step at that context (``inference.step_costs``): a
 point left of the ridge is limited by memory bandwidth, right of it by arithmetic. Times
-are the roofline's lower bounds.
+are the roofline's lower bounds. A context longer than the model was trained at is
+marked as a what-if.
 """
 
 import numpy as np
@@ -14,6 +15,7 @@ from attention_qa.inference import (
     H100_BANDWIDTH,
     H100_FLOPS,
     H100_MEMORY,
+    TRAINED_CONTEXT,
     memory_bytes,
     roofline_seconds,
     step_costs,
@@ -36,7 +38,10 @@ def budget_frame(model: str, batch: int, context: int, weight_bytes: float) -> F
     total = sum(memory.values())
     gpus = int(np.ceil(total / H100_MEMORY))
     step = roofline_seconds(decode["flops"], decode["bytes"])
+    trained = TRAINED_CONTEXT[model]
     figures = {
+        "context": f"within the {trained:,} tokens it was trained at" if context <= trained
+                   else f"a what-if: beyond the {trained:,} tokens it was trained at",
         "memory": f"{total / GB:,.0f} GB ({gpus} × 80 GB H100)" if gpus > 1 else
                   f"{total / GB:,.1f} GB (fits one 80 GB H100)",
         "prefill: FLOPs per byte": f"{prefill['intensity']:,.0f}",
