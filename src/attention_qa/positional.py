@@ -312,6 +312,6 @@ def learned_position_table(num_positions: int, d: int, seed: int = 0) -> torch.T
 # The position schemes q25 compares, and how it names them.
 SCHEME_NAMES = ("sinusoidal", "learned", "rope", "rope-pi", "rope-ntk", "alibi")
 SCHEME_LABELS = (
-    "sinusoidal", "learned table", "RoPE", "RoPE + interpolation ×2", "RoPE + NTK base ×2",
+    "sinusoidal", "learned table", "RoPE", "RoPE + interpolation ×2", "RoPE + NTK, context ×2",
     "ALiBi",
 )
