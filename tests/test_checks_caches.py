@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -46,7 +47,7 @@ def test_mla_unknown_error_gives_the_formula_and_a_crash_names_the_case():
         check_mla_cache_bytes(lambda *args: 1)
     with pytest.raises(AssertionError, match="raised ZeroDivisionError on num_layers=3"):
         check_mla_cache_bytes(lambda *args: 1 / 0)
-    with pytest.raises(AssertionError, match="should be a number"):
+    with pytest.raises(AssertionError, match="should be one number"):
         check_mla_cache_bytes(lambda *args: "576")
 
 
@@ -74,6 +75,23 @@ def test_blocks_names_each_slip(slip):
 def test_blocks_unknown_error_gives_the_formula():
     with pytest.raises(AssertionError, match=r"Σ ceil\(length / block_size\)"):
         check_blocks_needed(lambda lengths, b: 0)
+
+
+@pytest.mark.parametrize("to_numpy", [np.int64, np.float64, np.array])
+def test_numpy_answers_pass_and_a_string_or_bool_is_refused(to_numpy):
+    check_mla_cache_bytes(lambda *args: to_numpy(mla_right(*args)))
+    check_blocks_needed(lambda lengths, b: to_numpy(sum(math.ceil(n / b) for n in lengths)))
+    for wrong in ("3", True, np.bool_(True), [1, 2]):
+        with pytest.raises(AssertionError, match="should be one number"):
+            check_blocks_needed(lambda lengths, b, wrong=wrong: wrong)
+    with pytest.raises(AssertionError, match="should be one number"):
+        check_mla_cache_bytes(lambda *args: "576")
+
+
+def test_a_numpy_slip_is_still_named():
+    with pytest.raises(AssertionError) as err:
+        check_blocks_needed(lambda lengths, b: np.int64(sum(n // b for n in lengths)))
+    assert BLOCKS_SLIPS["floor"] in str(err.value)
 
 
 def test_a_scaffold_is_let_through():

@@ -2,6 +2,8 @@
 (q27), the blocks of a paged K/V cache (q29), and a decode step's arithmetic intensity (q33).
 
 The first two answers are whole numbers, compared exactly; the intensity to 1e-6 relative.
+Every checker takes one real number in any type (Python, numpy, a one-element tensor) and
+refuses a string or a bool (``as_number``).
 Each slip is a public ``*_variant`` switch with its message in ``*_SLIPS``, as in the other
 checker modules.
 """
@@ -17,12 +19,26 @@ from attention_qa.checks.common import call_learner, close
 from attention_qa.inference import decode_intensity
 
 
+def as_number(value, case: str) -> torch.Tensor:
+    """A learner's scalar answer as a 0-d tensor in its own dtype; anything but one real
+    number (a string, a bool, several values, a complex number) is refused."""
+    refused = AssertionError(f"on {case}, the answer should be one number, got {value!r}")
+    if isinstance(value, (str, bytes, bool)):
+        raise refused
+    try:
+        number = torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError):
+        raise refused from None
+    if number.numel() != 1 or number.dtype == torch.bool or number.is_complex():
+        raise refused
+    return number.reshape(())
+
+
 def _number(got, case: str):
-    if isinstance(got, torch.Tensor) and got.numel() == 1:
-        got = got.item()
-    if isinstance(got, bool) or not isinstance(got, (int, float)):
-        raise AssertionError(f"on {case}, the result should be a number, got {type(got).__name__}")
-    return got
+    """A whole-number answer as a Python int or float, to compare exactly: any one real
+    number is accepted (a Python or numpy number, a one-element tensor), through
+    ``as_number``; a string or a bool is refused."""
+    return as_number(got, case).item()
 
 
 def _first_slip(got, case: str, slips: dict, variant: Callable, expected) -> None:
@@ -80,7 +96,8 @@ def mla_cache_variant(num_layers, num_heads, d_head, d_latent, d_rope, seq_len,
 def check_mla_cache_bytes(fn: Callable) -> None:
     """Check ``fn(num_layers, num_heads, d_head, d_latent, d_rope, seq_len,
     bytes_per_element)``: the bytes of multi-head latent attention's cache for one sequence,
-    ``num_layers · (d_latent + d_rope) · seq_len · bytes_per_element`` (DeepSeek-V2, 2024)."""
+    ``num_layers · (d_latent + d_rope) · seq_len · bytes_per_element`` (DeepSeek-V2, 2024).
+    Any one real number is accepted (Python, numpy, a one-element tensor); a string is not."""
     cases = [
         ("num_layers=3, num_heads=4, d_head=8, d_latent=16, d_rope=4, seq_len=10, 2 bytes",
          (3, 4, 8, 16, 4, 10, 2)),
@@ -142,7 +159,8 @@ def blocks_variant(lengths, block_size, bug: str | None = None) -> int:
 
 def check_blocks_needed(fn: Callable) -> None:
     """Check ``fn(lengths, block_size)``: the blocks a paged K/V cache (Kwon et al., 2023)
-    takes for sequences of these lengths, ``Σ ceil(length / block_size)``."""
+    takes for sequences of these lengths, ``Σ ceil(length / block_size)``. Any one real
+    number is accepted (Python, numpy, a one-element tensor); a string is not."""
     cases = [
         ("lengths=[5, 3], block_size=4", [5, 3], 4),
         ("lengths=[8, 16, 1], block_size=8 (exact multiples)", [8, 16, 1], 8),
@@ -181,21 +199,6 @@ def intensity_variant(P, B, w, c, bug: str | None = None) -> float:
     flops = (1 if bug == "one_flop" else 2) * P * (1 if bug == "no_batch" else B)
     weights = P * w * (B if bug == "weights_per_sequence" else 1)
     return flops / (weights + (0 if bug == "no_cache" else c))
-
-
-def as_number(value, case: str) -> torch.Tensor:
-    """A learner's scalar answer as a 0-d tensor in its own dtype; anything but one real
-    number (a string, a bool, several values, a complex number) is refused."""
-    refused = AssertionError(f"on {case}, the answer should be one number, got {value!r}")
-    if isinstance(value, (str, bytes, bool)):
-        raise refused
-    try:
-        number = torch.as_tensor(value)
-    except (TypeError, ValueError, RuntimeError):
-        raise refused from None
-    if number.numel() != 1 or number.dtype == torch.bool or number.is_complex():
-        raise refused
-    return number.reshape(())
 
 
 def check_decode_intensity(fn: Callable) -> None:
