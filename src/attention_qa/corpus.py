@@ -4,6 +4,9 @@ ENGLISH holds the short answers of q01–q30 as they stood when q31 was written 
 written as plain text; links, emphasis and Chinese glosses removed); CHINESE the Chinese
 wording of the same thirty questions. A snapshot, so that q31's vocabulary does not move
 when a chapter is edited.
+
+HELD_OUT holds English the tokenizer never trains on: the short answers of q32–q34 (maths
+as plain text, as above) and one everyday sentence, to measure it outside its training text.
 """
 
 ENGLISH = (
@@ -345,3 +348,33 @@ CHINESE = (
         '怎么做到无限长度？'
     ),
 )
+
+HELD_OUT = {
+    "q32's short answer": (
+        'Each objective is an attention mask plus a choice of where the loss goes. Causal LM '
+        '(GPT): each position sees the past and predicts the next token. Masked LM (BERT): '
+        'attention is bidirectional; 15% of tokens are hidden and only those are predicted. '
+        'Prefix LM: bidirectional over a prefix, causal after it. Span corruption (T5): '
+        'dropped spans become sentinels a decoder writes out. The usual case for '
+        'decoder-only: every token predicts, generation is the task, the cache never changes.'
+    ),
+    "q33's short answer": (
+        'Prefill runs the whole prompt through the model at once: thousands of tokens share '
+        'each weight read, so it is compute-bound and sets the time to first token. Decode '
+        'adds one token per sequence per step: each step reads all the weights and the K/V '
+        'cache for about one FLOP per byte at batch 1, so it is memory-bound and sets the '
+        'time per token. Memory is weights (2 bytes per parameter in bfloat16), cache and '
+        'activations.'
+    ),
+    "q34's short answer": (
+        'Decoding one token reads all the weights, so the target model can check several '
+        'tokens in one pass for about the cost of one. A small draft model proposes gamma '
+        'tokens; the target scores them together and keeps draft token x with probability '
+        'min(1, p(x)/q(x)). At the first rejection it samples from the leftover mass '
+        'max(p - q, 0), renormalised; if all are kept it adds one token of its own. Every '
+        'token follows p exactly.'
+    ),
+    "an everyday sentence": (
+        'My sister bought fresh bread and cheese at the market before the rain started.'
+    ),
+}

@@ -12,10 +12,14 @@
 - Encoding applies the merges by rank, as GPT-2's tokenizer does: in each word, the
   adjacent pair merged earliest in training is merged everywhere in that word, until no
   adjacent pair is a merge.
-- WordPiece (Wu et al., 2016; BERT, Devlin et al., 2019) splits a word greedily, longest
-  match first, into pieces of a fixed vocabulary; every piece after the first is written
-  with ``##``. A word it cannot cover, or longer than ``max_chars_per_word``, becomes the
-  unknown token (BERT's ``WordpieceTokenizer``).
+- ``wordpiece_tokenize`` is BERT's lookup (Devlin et al., 2019; google-research/bert,
+  ``tokenization.py``, ``WordpieceTokenizer``): a word is split greedily, longest match
+  first, into pieces of a fixed vocabulary; every piece after the first is written with
+  ``##``. A word it cannot cover, or longer than ``max_chars_per_word``, becomes the
+  unknown token. Song et al. (2021, "Fast WordPiece Tokenization") call this MaxMatch.
+  WordPiece's vocabulary itself comes from Schuster and Nakajima (2012), who grow it by
+  likelihood gain; GNMT (Wu et al., 2016, section 4.1) marks the start of each word with
+  ``_`` instead of marking continuations.
 """
 
 import functools
