@@ -7,6 +7,7 @@ from torch import nn
 from attention_qa.blocks import ConfigurableBlock, TransformerBlock
 from attention_qa.costs import (
     DEEPSEEK_V2,
+    DEEPSEEK_V2_QUERY_LATENT,
     MODEL_PRESETS,
     attention_parameters,
     block_flops,
@@ -133,6 +134,30 @@ def test_mla_counts_match_the_module_and_explicit_layers():
         "MLA", d_model, h, d_head, d_latent=d_latent, d_rope=d_rope
     ) == sum(p.numel() for layer in layers for p in layer.parameters())
     assert cache_elements_per_token("MLA", h, d_head, d_latent=d_latent, d_rope=d_rope) == 26
+
+
+def test_mla_with_query_compression_counts_deepseek_v2s_projections():
+    """DeepSeek-V2's layer as transformers builds it: q_a_proj (5120 → 1536), q_b_proj
+    (1536 → 128·(128 + 64)), kv_a_proj_with_mqa (5120 → 512 + 64), kv_b_proj
+    (512 → 128·(128 + 128)), o_proj (128·128 → 5120)."""
+
+    c, dq = DEEPSEEK_V2, DEEPSEEK_V2_QUERY_LATENT
+    D, h, dh, dc, dr = (c[k] for k in ("d_model", "num_heads", "d_head", "d_latent", "d_rope"))
+    shapes = [(D, dq), (dq, h * (dh + dr)), (D, dc + dr), (dc, h * 2 * dh), (h * dh, D)]
+    assert attention_parameters("MLA", D, h, dh, d_latent=dc, d_rope=dr,
+                                d_query_latent=dq) == sum(a * b for a, b in shapes)
+    # Small and explicit: W_DQ, W_UQ, W_DKV, W_UK, W_UV, W_O, W_QR (from the query latent), W_KR.
+    d_model, heads, d_head, d_latent, d_rope, d_q = 48, 4, 12, 20, 6, 10
+    layers = [nn.Linear(a, b, bias=False) for a, b in [
+        (d_model, d_q), (d_q, heads * d_head), (d_model, d_latent), (d_latent, heads * d_head),
+        (d_latent, heads * d_head), (heads * d_head, d_model), (d_q, heads * d_rope),
+        (d_model, d_rope),
+    ]]
+    assert attention_parameters("MLA", d_model, heads, d_head, d_latent=d_latent, d_rope=d_rope,
+                                d_query_latent=d_q) == sum(p.numel() for layer in layers
+                                                           for p in layer.parameters())
+    with pytest.raises(ValueError, match="d_query_latent"):
+        attention_parameters("MLA", d_model, heads, d_head, d_latent=d_latent, d_query_latent=0)
 
 
 def test_deepseek_v2_cache_equals_gqa_with_two_and_a_quarter_groups():

@@ -179,9 +179,11 @@ ATTENTION_KINDS = ("MHA", "GQA", "MQA", "MLA")
 
 # DeepSeek-V2 (DeepSeek-AI, 2024), section 3.1.2: 60 layers, hidden dimension 5120,
 # n_h = 128 heads of d_h = 128, KV compression dimension d_c = 512, decoupled RoPE
-# dimension d_h^R = 64 (its query compression, d_c' = 1536, is left out here).
+# dimension d_h^R = 64. Its query compression, d_c' = 1536, is kept apart: the book's MLA
+# has none, and ``attention_parameters`` adds it only when given ``d_query_latent``.
 DEEPSEEK_V2 = {"num_layers": 60, "d_model": 5120, "num_heads": 128, "d_head": 128,
                "d_latent": 512, "d_rope": 64}
+DEEPSEEK_V2_QUERY_LATENT = 1536
 
 
 def cache_elements_per_token(kind: str, num_heads: int, d_head: int,
@@ -206,26 +208,34 @@ def cache_elements_per_token(kind: str, num_heads: int, d_head: int,
 
 def attention_parameters(kind: str, d_model: int, num_heads: int, d_head: int,
                          num_kv_heads: int | None = None, d_latent: int | None = None,
-                         d_rope: int = 0) -> int:
+                         d_rope: int = 0, d_query_latent: int | None = None) -> int:
     """Weights of one bias-free attention layer of each kind.
 
     MHA, GQA, MQA: W_Q (d_model → h·d_head), W_K and W_V (d_model → h_kv·d_head), W_O
-    (h·d_head → d_model). MLA without query compression (DeepSeek-V2, section 2.1): W_Q,
-    W_DKV (d_model → d_latent), W_UK and W_UV (d_latent → h·d_head), W_O, and for the
-    decoupled RoPE part W_QR (d_model → h·d_rope) and W_KR (d_model → d_rope).
+    (h·d_head → d_model). MLA (DeepSeek-V2, section 2.1): W_Q, W_DKV (d_model → d_latent),
+    W_UK and W_UV (d_latent → h·d_head), W_O, and for the decoupled RoPE part W_QR
+    (d_model → h·d_rope) and W_KR (d_model → d_rope). With ``d_query_latent`` (MLA only:
+    DeepSeek-V2's query compression, d_c', section 2.1.2) W_Q becomes W_DQ
+    (d_model → d_query_latent) and W_UQ (d_query_latent → h·d_head), and W_QR reads the
+    query latent (d_query_latent → h·d_rope, section 2.1.3).
     """
     _require_kind(kind)
     for name, value in (("d_model", d_model), ("num_heads", num_heads), ("d_head", d_head)):
         require_positive_int(name, value)
-    q_and_o = 2 * d_model * num_heads * d_head  # W_Q and W_O, the same for every kind
+    q_and_o = 2 * d_model * num_heads * d_head  # W_Q and W_O, unless MLA compresses queries
     if kind != "MLA":
         return q_and_o + 2 * d_model * _kv_heads(kind, num_heads, num_kv_heads) * d_head
     require_positive_int("d_latent", d_latent)
     require_nonnegative_int("d_rope", d_rope)
     down = d_model * d_latent  # W_DKV
     up = 2 * d_latent * num_heads * d_head  # W_UK and W_UV
-    rope = d_model * num_heads * d_rope + d_model * d_rope  # W_QR and W_KR
-    return q_and_o + down + up + rope
+    if d_query_latent is None:
+        rope = d_model * num_heads * d_rope + d_model * d_rope  # W_QR and W_KR
+        return q_and_o + down + up + rope
+    require_positive_int("d_query_latent", d_query_latent)
+    query = d_model * d_query_latent + d_query_latent * num_heads * d_head  # W_DQ, W_UQ
+    rope = d_query_latent * num_heads * d_rope + d_model * d_rope  # W_QR and W_KR
+    return d_model * num_heads * d_head + query + down + up + rope  # W_O and the rest
 
 
 def _require_kind(kind) -> None:
