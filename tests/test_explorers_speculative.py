@@ -25,6 +25,16 @@ def test_every_frame_draws_the_formulas_and_marks_the_best_length(alpha, cost):
         assert step[-1] == ("bonus" if len(step) == SAMPLED_GAMMA + 1 else "resampled")
 
 
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("cost", COSTS)
+def test_the_best_length_is_the_best_of_all_lengths_not_of_those_drawn(alpha, cost):
+    """The drawn lengths reach past every setting's best γ, so the star is not held at the
+    edge of the plot (the longest length drawn is never the best one)."""
+    best = speculative_explorer().frame(alpha=alpha, cost=cost).data["best"]
+    assert best < GAMMAS[-1]
+    assert best == max(range(200), key=lambda g: speedup(alpha, g, cost))
+
+
 def test_a_better_draft_and_a_cheaper_one_lengthen_the_best_draft():
     best = {(a, c): speculative_explorer().frame(alpha=a, cost=c).data["best"]
             for a in ALPHAS for c in COSTS}

@@ -6,11 +6,14 @@ import re
 import pytest
 import torch
 
+from attention_qa import speculative
+from attention_qa.inference import H100_BANDWIDTH, H100_FLOPS, step_costs
 from attention_qa.speculative import (
     acceptance_rate,
     expected_tokens_per_step,
     speculative_accept,
     speedup,
+    verify_time_ratio,
 )
 
 P = torch.tensor([[0.5, 0.2, 0.2, 0.1], [0.1, 0.6, 0.2, 0.1], [0.25, 0.25, 0.25, 0.25]],
@@ -91,9 +94,49 @@ def test_acceptance_rate_is_one_minus_total_variation_and_the_sampled_rate():
     assert abs(accepted_first - float(alpha[0])) < 0.015
 
 
+def test_a_token_the_target_never_emits_is_rejected_even_when_u_is_zero(monkeypatch):
+    """u is drawn from [0, 1): the test u·q(x) < p(x) is strict, so p(x) = 0 rejects x."""
+    monkeypatch.setattr(speculative.torch, "rand",
+                        lambda *args, **kwargs: torch.zeros((), dtype=torch.float64))
+    p = torch.tensor([[0.0, 0.5, 0.5], [1 / 3] * 3], dtype=torch.float64)  # (γ + 1, V), γ = 1
+    q = torch.tensor([[0.5, 0.5, 0.0]], dtype=torch.float64)  # (γ, V)
+    out = speculative_accept(p, q, torch.tensor([0]))
+    assert out == [2]  # rejected, then drawn from max(p − q, 0), all on token 2
+    assert speculative_accept(p, q, torch.tensor([1]))[0] == 1  # p ≥ q: always kept
+
+
 def test_speedup_is_tokens_over_time():
     assert speedup(0.8, 4, 0.0) == pytest.approx(expected_tokens_per_step(0.8, 4))
     assert speedup(0.8, 4, 0.25) == pytest.approx(expected_tokens_per_step(0.8, 4) / 2)
     assert speedup(0.0, 3, 0.1) < 1  # a draft that is never right only costs time
     with pytest.raises(ValueError, match="cost"):
         speedup(0.5, 2, -1)
+
+
+def test_speedup_charges_a_dearer_verifying_pass():
+    assert speedup(0.8, 4, 0.05, verify=2.0) == pytest.approx(
+        expected_tokens_per_step(0.8, 4) / (4 * 0.05 + 2))
+    assert speedup(0.8, 4, 0.05) == speedup(0.8, 4, 0.05, verify=1.0)
+    with pytest.raises(ValueError, match="verify"):
+        speedup(0.8, 4, 0.05, verify=0.5)
+
+
+@pytest.mark.parametrize("model, batch, context", [
+    ("Llama-2-7B", 1, 4096), ("Llama-2-7B", 64, 4096), ("Llama-3-8B", 64, 4096),
+    ("Llama-3-8B", 64, 512), ("Llama-3-8B", 256, 512),
+])
+@pytest.mark.parametrize("gamma", [0, 4, 8])
+def test_verifying_costs_one_decode_step_exactly_while_memory_bound(model, batch, context,
+                                                                     gamma):
+    ratio = verify_time_ratio(model, batch, gamma, context)
+    intensity = step_costs(model, batch, gamma + 1, context)["intensity"]
+    if intensity <= H100_FLOPS / H100_BANDWIDTH:
+        assert ratio == pytest.approx(1)  # same bytes: weights once, the same cache
+    else:
+        assert ratio > 1
+
+
+def test_verifying_crosses_the_ridge_only_with_a_large_batch_and_a_small_cache():
+    assert verify_time_ratio("Llama-3-8B", 256, 4, 512) > 2
+    assert verify_time_ratio("Llama-3-8B", 256, 4, 4096) == pytest.approx(1)
+    assert verify_time_ratio("Llama-2-7B", 64, 4, 4096) == pytest.approx(1)

@@ -2,20 +2,26 @@
 
 Leviathan, Kalman and Matias (2023), "Fast Inference from Transformers via Speculative
 Decoding", Algorithm 1; Chen et al. (2023), "Accelerating Large Language
-Model Decoding with Speculative Sampling", Algorithm 2. A draft model proposes γ tokens;
+Model Decoding with Speculative Sampling", Algorithm 2, whose letters are swapped (there q is
+the target and p the draft; here, as in Leviathan et al., p is the target and q the draft).
+A draft model proposes γ tokens;
 the target model scores them all in one pass. Drafted token x at position i is accepted
 with probability min(1, p_i(x) / q_i(x)); at the first rejection a token is drawn from the
 residual norm(max(p_i − q_i, 0)) and the step ends; when all γ are accepted, one more token
 is drawn from the target's next distribution. Every token emitted this way is distributed
-exactly as the target would have sampled it (both papers prove it). With an acceptance
-rate α for each drafted token, independent of the others, a step emits
-(1 − α^(γ+1)) / (1 − α) tokens on average (Leviathan et al.).
+exactly as the target would have sampled it, in exact arithmetic (both papers prove it; Chen
+et al. say "within hardware numerics"). Under Leviathan et al.'s simplifying assumption
+(§3.1) that the acceptance rates β of successive positions are i.i.d. with mean α, a step
+emits (1 − α^(γ+1)) / (1 − α) tokens on average, and the speed-up (Theorem 3.8) assumes a
+target pass over γ + 1 tokens takes as long as one over a single token (§3.3);
+``verify_time_ratio`` says when the roofline (q33) allows that.
 """
 
 import numbers
 
 import torch
 
+from attention_qa.inference import roofline_seconds, step_costs
 from attention_qa.validation import require_generator, require_nonnegative_int, shape_str
 
 
@@ -31,8 +37,10 @@ def speculative_accept(p: torch.Tensor, q: torch.Tensor, draft_tokens: torch.Ten
     p, q = p.double(), q.double()
     emitted = []
     for i, x in enumerate(draft_tokens.tolist()):
-        u = torch.rand((), generator=generator, dtype=torch.float64)
-        if u * q[i, x] <= p[i, x]:  # u < min(1, p/q), written without dividing by q
+        u = torch.rand((), generator=generator, dtype=torch.float64)  # in [0, 1)
+        # u < p/q, written without dividing by q; strict, so that a token with p(x) = 0 is
+        # never kept, even when u is exactly 0.
+        if u * q[i, x] < p[i, x]:
             emitted.append(x)
             continue
         residual = (p[i] - q[i]).clamp(min=0)  # (V,), positive: q(x) > p(x) here
@@ -68,15 +76,34 @@ def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return torch.minimum(p, q).sum(dim=-1)  # (...)
 
 
-def speedup(alpha: float, gamma: int, cost: float) -> float:
-    """Expected tokens per target pass over the time of a step, in target passes: a step
-    runs the draft γ times (each ``cost`` of a target pass) and the target once, so
-    (1 − α^(γ+1)) / ((1 − α)(γ·cost + 1)) (Leviathan et al.). Above 1 is a speed-up."""
+def speedup(alpha: float, gamma: int, cost: float, verify: float = 1.0) -> float:
+    """Expected tokens per target pass over the time of a step, in units of one ordinary
+    decode step: a step runs the draft γ times (each ``cost`` of a decode step) and one
+    target pass that verifies γ + 1 tokens and takes ``verify`` decode steps, so
+    (1 − α^(γ+1)) / ((1 − α)(γ·cost + verify)). Leviathan et al.'s Theorem 3.8 is the case
+    verify = 1 (§3.3: γ + 1 positions cost no more than one). Above 1 is a speed-up."""
     require_nonnegative_int("gamma", gamma)
-    if (isinstance(cost, bool) or not isinstance(cost, numbers.Real)
-            or not 0 <= cost < float("inf")):
-        raise ValueError(f"cost must be a non-negative, finite number, got {cost!r}")
-    return expected_tokens_per_step(alpha, gamma) / (gamma * cost + 1)
+    for name, value in (("cost", cost), ("verify", verify)):
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                or not 0 <= value < float("inf")):
+            raise ValueError(f"{name} must be a non-negative, finite number, got {value!r}")
+    if verify < 1:
+        raise ValueError(f"verify must be at least 1 (a pass over γ + 1 tokens is never "
+                         f"faster than one over a single token), got {verify!r}")
+    return expected_tokens_per_step(alpha, gamma) / (gamma * cost + verify)
+
+
+def verify_time_ratio(model: str, batch: int, gamma: int, context: int) -> float:
+    """The roofline's time (q33's ``step_costs`` and ``roofline_seconds``, on an H100) of
+    one target pass that adds γ + 1 tokens to each of ``batch`` sequences, over that of an
+    ordinary decode step that adds one; each sequence's cache then holds ``context`` tokens.
+    It is 1 while the verifying pass stays memory-bound, and grows once its FLOPs per byte
+    pass the ridge. A bound from the hardware's peak figures, not a measurement."""
+    require_nonnegative_int("gamma", gamma)
+    verify = step_costs(model, batch, gamma + 1, context)
+    decode = step_costs(model, batch, 1, context)
+    return (roofline_seconds(verify["flops"], verify["bytes"])
+            / roofline_seconds(decode["flops"], decode["bytes"]))
 
 
 def toy_pair(alpha: float) -> tuple[torch.Tensor, torch.Tensor]:
