@@ -40,6 +40,62 @@ def test_linear_attention_checker_names_each_bug(bug):
         check_linear_attention(lambda q, k, v: linear_attention_variant(q, k, v, bug))
 
 
+def linear_by_einsum(q, k, v):
+    """A right answer with two-operand einsums: φ(K)ᵀV and Σ_j φ(k_j) first."""
+    phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1  # (..., n, d_k), (..., m, d_k)
+    kv = torch.einsum("...md,...me->...de", phi_k, v)  # (..., d_k, d_v)
+    num = torch.einsum("...nd,...de->...ne", phi_q, kv)  # (..., n, d_v)
+    den = torch.einsum("...nd,...d->...n", phi_q, phi_k.sum(-2))  # (..., n)
+    return num / den.unsqueeze(-1)
+
+
+def linear_by_matmul(q, k, v):
+    """A right answer with the normaliser as an extra column of ones in V."""
+    phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1
+    v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)  # (..., m, d_v + 1)
+    out = phi_q @ (phi_k.mT @ v1)  # (..., n, d_v + 1)
+    return out[..., :-1] / out[..., -1:]
+
+
+def quadratic_linear_attention(q, k, v):
+    """Right values, wrong cost: the (n, m) matrix φ(Q)φ(K)ᵀ, normalised by its row sums."""
+    a = (F.elu(q) + 1) @ (F.elu(k) + 1).transpose(-2, -1)  # (..., n, m)
+    return (a / a.sum(dim=-1, keepdim=True)) @ v
+
+
+def quadratic_by_broadcast(q, k, v):
+    """Right values, wrong cost: an (n, m, d_k) broadcast product summed to (n, m)."""
+    phi_q, phi_k = F.elu(q) + 1, F.elu(k) + 1
+    a = (phi_q.unsqueeze(-2) * phi_k.unsqueeze(-3)).sum(-1)  # (..., n, m)
+    return (a @ v) / a.sum(-1, keepdim=True)
+
+
+@pytest.mark.parametrize("right", [linear_by_einsum, linear_by_matmul])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
+def test_linear_attention_checker_passes_independent_right_answers(right, dtype):
+    check_linear_attention(lambda q, k, v: right(q.to(dtype), k.to(dtype), v.to(dtype)))
+
+
+@pytest.mark.parametrize("quadratic", [quadratic_linear_attention, quadratic_by_broadcast])
+def test_linear_attention_checker_rejects_an_n_by_m_matrix(quadratic):
+    with pytest.raises(AssertionError, match=r"built a tensor of shape .*n × m matrix"):
+        check_linear_attention(quadratic)
+
+
+def test_the_n_by_m_watch_names_the_shape_on_the_unambiguous_case():
+    calls = []
+
+    def quadratic_on_the_last_case_only(q, k, v):
+        calls.append(q.shape)
+        if q.shape[-2] == 37:
+            return quadratic_linear_attention(q, k, v)
+        return linear_attention(q, k, v)
+
+    with pytest.raises(AssertionError, match=re.escape("shape (2, 37, 29)")):
+        check_linear_attention(quadratic_on_the_last_case_only)
+    assert len(calls) == 4
+
+
 def test_linear_attention_checker_reports_a_wrong_shape_and_a_crash():
     with pytest.raises(AssertionError, match="has shape"):
         check_linear_attention(lambda q, k, v: q[..., :1])

@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from functools import partial
 from typing import Callable
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
 
@@ -51,11 +53,47 @@ LINEAR_SLIPS = {
 }
 
 
+def _tensors(x):
+    """The tensors in an op's output (a tensor, or tuples and lists of them)."""
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, (tuple, list)):
+        for item in x:
+            yield from _tensors(item)
+
+
+class _NoScoreMatrix(TorchDispatchMode):
+    """Notes the first tensor any ATen op computes with a dimension of n and one of m.
+
+    The dispatch level sees every intermediate, also those inside ``einsum`` and ``matmul``;
+    n and m are chosen unlike every size built from the case's others, so such a tensor can
+    only be an n × m matrix or hold one, as an (n, m, d_k) broadcast product does.
+    """
+
+    def __init__(self, n: int, m: int):
+        super().__init__()
+        self.n, self.m, self.found = n, m, None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if self.found is None:
+            for t in _tensors(out):
+                if self.n in t.shape and self.m in t.shape:
+                    self.found = (tuple(t.shape), func.overloadpacket.__name__)
+                    break
+        return out
+
+
 def check_linear_attention(fn: Callable) -> None:
     """Check ``fn(q, k, v)`` against non-causal linear attention with φ(x) = elu(x) + 1.
 
     q: (..., n, d_k), k: (..., m, d_k), v: (..., m, d_v) → (..., n, d_v)
-    (``attention_qa.efficient.linear_attention``, Katharopoulos et al., 2020).
+    (``attention_qa.efficient.linear_attention``, Katharopoulos et al., 2020). On the last
+    case, q (2, 37, 4), k (2, 29, 4), v (2, 29, 3), every tensor PyTorch computes during the
+    call is watched: n = 37 and m = 29 are primes far above every size built from
+    B, d_k and d_v, so a tensor with a dimension of n and one of m holds an n × m matrix,
+    which the grouping φ(Q) (φ(K)ᵀ V) never builds; it fails the check once the values are
+    right.
     """
     g = torch.Generator().manual_seed(20)
     shapes = [
@@ -68,15 +106,27 @@ def check_linear_attention(fn: Callable) -> None:
             (1, 2, 9, 3),
         ),
     ]
-    for case, qs, ks, vs in shapes:
+    watched_case = ("q (2, 37, 4), k (2, 29, 4), v (2, 29, 3)", (2, 37, 4), (2, 29, 4), (2, 29, 3))
+    for case, qs, ks, vs in [*shapes, watched_case]:
         q, k, v = (torch.randn(s, generator=g, dtype=torch.float64) for s in (qs, ks, vs))
         expected = linear_attention_variant(q, k, v)
-        got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
+        n, m = q.shape[-2], k.shape[-2]
+        watch = _NoScoreMatrix(n, m)
+        with watch if case == watched_case[0] else nullcontext():
+            got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
         got = require_shape(got, expected.shape, case, "the output")
         diagnose(
             got, expected, case, "the output", "linear attention with φ = elu + 1",
             LINEAR_SLIPS, partial(linear_attention_variant, q, k, v),
         )
+        if watch.found is not None:
+            shape, op = watch.found
+            raise AssertionError(
+                f"on {case}, the values are right but your function built a tensor of shape "
+                f"{shape} ({op}), with n = {n} queries by m = {m} keys: that is the n × m "
+                "matrix linear attention exists to avoid. Compute φ(K)ᵀ V, (d_k, d_v), and "
+                "Σ_j φ(k_j) first, then multiply φ(Q) by them"
+            )
 
 
 def online_softmax_trace_variant(scores, block_size: int, bug: str | None = None):
