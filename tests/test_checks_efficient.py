@@ -215,9 +215,80 @@ def result_only(scores, block_size):
     return online_by_blocks(scores, block_size)[0]
 
 
+def prefix_recompute(scores, block_size):
+    """Right numbers, not online: per block, max and sum over the whole prefix read so far,
+    recomputed from scratch (no rescaling)."""
+    trace = []
+    for end in range(block_size, scores.shape[-1] + block_size, block_size):
+        seen = scores[..., :end]  # (..., end): every entry so far, read again
+        top = seen.amax(-1, keepdim=True)
+        trace.append((top, torch.exp(seen - top).sum(-1, keepdim=True)))
+    return torch.exp(scores - top) / trace[-1][1], trace
+
+
+def prefix_by_masking(scores, block_size):
+    """Right numbers, not online: the prefix picked by a mask over the whole row, the sum
+    taken by a matrix product with a vector of ones."""
+    columns = torch.arange(scores.shape[-1])
+    ones = torch.ones(scores.shape[-1], dtype=scores.dtype)
+    trace = []
+    for end in range(block_size, scores.shape[-1] + block_size, block_size):
+        seen = scores.masked_fill(columns >= end, -math.inf)  # (..., m)
+        top = torch.max(seen, dim=-1).values
+        trace.append((top, torch.exp(seen - top.unsqueeze(-1)) @ ones))
+    return torch.exp(scores - top.unsqueeze(-1)) / trace[-1][1].unsqueeze(-1), trace
+
+
+def cumulative_over_the_row(scores, block_size):
+    """Right numbers, not online: cummax and logcumsumexp over the whole row, read at each
+    block's end."""
+    top, _ = torch.cummax(scores, dim=-1)
+    lse = torch.logcumsumexp(scores, dim=-1)
+    ends = [min(e, scores.shape[-1]) - 1 for e in range(block_size, scores.shape[-1]
+                                                         + block_size, block_size)]
+    trace = [(top[..., e], torch.exp(lse[..., e] - top[..., e])) for e in ends]
+    return torch.exp(scores - lse[..., -1:]), trace
+
+
+def two_pass_with_prefix_trace(scores, block_size):
+    """Not online: the result from the whole row's max and sum, the trace from prefixes."""
+    top = scores.amax(-1, keepdim=True)
+    e = torch.exp(scores - top)
+    return e / e.sum(-1, keepdim=True), prefix_recompute(scores, block_size)[1]
+
+
+def private_softmax(scores, block_size):
+    """Wrong: a library softmax under another name, with a right trace."""
+    return torch._softmax(scores, -1, False), online_by_blocks(scores, block_size)[1]
+
+
+@pytest.mark.parametrize("not_online", [prefix_recompute, prefix_by_masking,
+                                        cumulative_over_the_row, two_pass_with_prefix_trace])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=str)
+def test_online_softmax_checker_rejects_right_numbers_read_more_than_once(not_online, dtype):
+    for s in (torch.randn(3, 11, dtype=dtype), torch.randn(7, dtype=dtype)):
+        got, trace = not_online(s, 3)  # the numbers are right: only the reading is wrong
+        torch.testing.assert_close(got, torch.softmax(s, -1))
+        for (top, total), (ref_top, ref_total) in zip(
+            trace, online_by_blocks(s, 3)[1], strict=True
+        ):
+            torch.testing.assert_close(top.reshape(ref_top.shape), ref_top)
+            torch.testing.assert_close(total.reshape(ref_total.shape), ref_total)
+    with pytest.raises(AssertionError, match="the numbers are right, but .* scores at once"):
+        check_online_softmax(lambda s, b: not_online(s.to(dtype), b))
+
+
+def test_a_prefix_recompute_is_named_as_one():
+    with pytest.raises(AssertionError, match="entries read so far"):
+        check_online_softmax(prefix_recompute)
+    with pytest.raises(AssertionError, match="over the whole row"):
+        check_online_softmax(cumulative_over_the_row)
+
+
 @pytest.mark.parametrize(
     ("wrong", "message"),
     [
+        (private_softmax, "calls softmax"),
         (two_pass_ignoring_block_size, "two-pass softmax"),
         (special_softmax, "calls softmax"),
         (forgets_to_rescale, "not rescaled"),

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Callable
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
@@ -191,6 +192,77 @@ _FORBIDDEN = (
 )
 
 
+# Reductions (and matrix products, which sum too) whose dim is read as below; for the
+# matrix products the contracted dim is the last of the first operand.
+_DIM_AT_1 = {"amax", "amin", "max", "min", "sum", "nansum", "mean", "logsumexp", "cumsum",
+             "cumprod", "cummax", "cummin", "logcumsumexp", "prod", "argmax", "argmin",
+             "median", "nanmedian", "sort", "aminmax"}
+_DIM_AT_2 = {"topk", "kthvalue"}
+_LAST_BY_DEFAULT = {"sort", "topk", "kthvalue"}
+_PRODUCTS = {"matmul", "__matmul__", "mm", "mv", "bmm", "dot", "inner", "vdot", "vecdot"}
+_COVER = "_online_softmax_columns"  # on a tensor: how many score columns its last dim spans
+
+
+def _reduces_last_dim(name: str, args: tuple, kwargs: dict, x: torch.Tensor) -> bool:
+    """Whether a call of the reduction ``name`` on ``x`` folds x's last dim."""
+    if name in _PRODUCTS:
+        return True
+    if "dim" in kwargs or "axis" in kwargs:
+        dim = kwargs.get("dim", kwargs.get("axis"))
+    else:
+        at = 2 if name in _DIM_AT_2 else 1
+        dim = args[at] if len(args) > at else None
+        if isinstance(dim, torch.Tensor):  # torch.max(a, b): elementwise, no reduction
+            return False
+        if dim is None and name in _LAST_BY_DEFAULT:
+            dim = -1
+    if dim is None:
+        return True
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return any(d % max(x.ndim, 1) == x.ndim - 1 for d in dims if isinstance(d, int))
+
+
+class _BlockReads(TorchFunctionMode):
+    """Watches every PyTorch call the learner makes for a reduction over too many scores.
+
+    Each tensor carries the number of score columns its last dim spans: the scores all m,
+    a slice ``scores[..., a:b]`` b − a, and the output of an elementwise op the span of its
+    widest input (``exp(block − M)`` spans the block). A reduction's output spans nothing.
+    A reduction over the last dim of a tensor spanning more than ``block_size`` columns
+    (a max or sum over the whole row, or over the prefix read so far) is noted: an online
+    softmax only ever folds one block into M and L. Values taken out of tensors (``tolist``,
+    ``item``) are not followed.
+    """
+
+    def __init__(self, block_size: int):
+        super().__init__()
+        self.block_size, self.found = block_size, None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if "softmax" in name:
+            raise AssertionError(
+                "your function calls softmax: compute the running max and sum block by block"
+            )
+        out = func(*args, **kwargs)
+        inputs = list(_tensors(list(args) + list(kwargs.values())))
+        span = max((getattr(t, _COVER, 0) for t in inputs), default=0)
+        if name in _DIM_AT_1 | _DIM_AT_2 | _PRODUCTS:
+            first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+            wide = [t for t in ((first,) if name not in {"dot", "inner", "vdot"} else inputs)
+                    if t is not None and getattr(t, _COVER, 0) > self.block_size]
+            if self.found is None and wide and _reduces_last_dim(name, args, kwargs, wide[0]):
+                self.found = (name, getattr(wide[0], _COVER))
+        elif span and not (name.startswith("new_") or name.endswith("_like")):
+            for t in _tensors(out):
+                # a last dim of stride 1 is still the scores' last dim (not a transpose,
+                # not scores[..., j] with the column indexed away)
+                if t.ndim >= 1 and (t.shape[-1] == 1 or t.stride(-1) == 1):
+                    setattr(t, _COVER, t.shape[-1])
+        return out
+
+
 def _as_stat(x, shape: tuple, case: str, what: str) -> torch.Tensor:
     """One running statistic as a tensor of ``shape`` (a trailing dim of 1 is dropped)."""
     if isinstance(x, (int, float)):
@@ -214,12 +286,14 @@ def check_online_softmax(fn: Callable) -> None:
     tuple) with one ``(M, L)`` pair per block, ⌈m / block_size⌉ of them, in the order the
     blocks are read: after block i, M is the max of the entries read so far and
     L = Σ_seen exp(s − M), each a tensor of shape ``scores.shape[:-1]`` (a trailing dim of
-    1 is also accepted; for a 1-D row a Python float too). Only an online softmax produces
-    that trace: a two-pass softmax knows the whole row's max from the start. Cases: shapes
-    (m,), (n, m), (B, n, m); block sizes that do and do not divide m, of 1 and larger than
-    m; scores too large for a plain exp. Any float dtype is accepted, at its precision. The
-    checker disables the softmax and log_softmax functions of torch, torch.nn.functional,
-    torch.special and Tensor while it runs.
+    1 is also accepted; for a 1-D row a Python float too). A two-pass softmax, which knows
+    the whole row's max from the start, gets the trace wrong; one that recomputes max and sum
+    over the prefix read so far gets it right, so the checker also watches the learner's
+    PyTorch calls (``_BlockReads``): no reduction over the last dim (max, sum, logsumexp,
+    cumulative ops, matrix products …) may span more than ``block_size`` score columns.
+    Cases: shapes (m,), (n, m), (B, n, m); block sizes that do and do not divide m, of 1 and
+    larger than m; scores too large for a plain exp. Any float dtype is accepted, at its
+    precision. The checker disables every softmax and log_softmax function while it runs.
     """
     from contextlib import ExitStack
     from unittest import mock
@@ -259,14 +333,19 @@ def check_online_softmax(fn: Callable) -> None:
             "your function calls softmax: compute the running max and sum block by block"
         )
 
+    too_wide = None  # the first reduction over more than one block: (case, …, op, columns)
     for case, scores, block_size in cases:
         expected, expected_trace = online_softmax_trace_variant(scores, block_size)
+        given = scores.clone()
+        setattr(given, _COVER, given.shape[-1])
+        watch = _BlockReads(block_size)
         with ExitStack() as stack:
             for owner, name in _FORBIDDEN:
                 if hasattr(owner, name):
                     stack.enter_context(mock.patch.object(owner, name, forbidden))
+            stack.enter_context(watch)
             # the AssertionError of a forbidden softmax call reaches the learner as it is
-            got = call_learner(fn, case, scores.clone(), block_size, passthrough=(AssertionError,))
+            got = call_learner(fn, case, given, block_size, passthrough=(AssertionError,))
         if not (isinstance(got, (tuple, list)) and len(got) == 2):
             raise AssertionError(
                 f"on {case}, return a pair (result, trace), where trace lists (M, L) after "
@@ -309,6 +388,19 @@ def check_online_softmax(fn: Callable) -> None:
                      "read so far", {"two_pass": ONLINE_SLIPS["two_pass"]}, slip)
             diagnose(run_sum, exp_sum, at, "the running sum L", "Σ_seen exp(s − M)",
                      ONLINE_SLIPS, partial(slip, which=1))
+        if watch.found is not None and too_wide is None:
+            too_wide = (case, block_size, scores.shape[-1], *watch.found)
+    # after every case's numbers, so that a numeric slip is named first
+    if too_wide is not None:
+        case, block_size, m, op, columns = too_wide
+        whole = "the whole row" if columns == m else "the entries read so far"
+        raise AssertionError(
+            f"on {case}, the numbers are right, but your function applied {op} over the "
+            f"last dim of {columns} scores at once, more than one block of {block_size}: "
+            f"that recomputes over {whole} instead of reading each block once. Fold "
+            "each block into M and L, rescaling L by exp(old M − new M), and write the "
+            "result as exp(s − M) / L with the final M and L"
+        )
 
 
 PREVIOUS_TOKEN_SLIPS = {
