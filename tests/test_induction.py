@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from attention_qa import induction as ind
@@ -42,3 +43,29 @@ def test_ablation_changes_output():
     m = ind.AttnOnly(vocab=8, d=8, heads=2, ctx=6)
     x = ind.repeated_batch(torch.Generator().manual_seed(1), 2, 3, 8)
     assert not torch.allclose(m(x), m(x, ablate=((0, 0),)))
+
+
+def test_hiding_from_no_part_is_the_model_and_from_all_parts_is_ablation_in_layer_1():
+    torch.manual_seed(0)
+    m = ind.AttnOnly(vocab=8, d=8, heads=2, ctx=6)
+    x = ind.repeated_batch(torch.Generator().manual_seed(1), 3, 3, 8)
+    logits, attn = m(x, return_attn=True)
+    same, a1 = ind.hidden_from_layer1(m, x, (0, 1), "")
+    assert torch.allclose(same, logits, atol=1e-6) and torch.allclose(a1, attn[1], atol=1e-6)
+    _, ablated = m(x, ablate=((0, 1),), return_attn=True)
+    _, hidden = ind.hidden_from_layer1(m, x, (0, 1), "qkv")
+    assert torch.allclose(hidden, ablated[1], atol=1e-6)
+    _, keys_only = ind.hidden_from_layer1(m, x, (0, 1), "k")
+    assert not torch.allclose(keys_only, attn[1])
+    with pytest.raises(ValueError, match="layer-0 head"):
+        ind.hidden_from_layer1(m, x, (1, 0), "k")
+
+
+def test_head_scores_shapes():
+    torch.manual_seed(0)
+    m = ind.AttnOnly(vocab=8, d=8, heads=2, ctx=6)
+    x = ind.repeated_batch(torch.Generator().manual_seed(1), 3, 3, 8)
+    s = ind.head_scores(m, x, 3)
+    assert s["previous-token"].shape == s["induction"].shape == (2, 2)
+    _, attn = m(x, return_attn=True)
+    assert torch.allclose(s["induction"][1], ind.induction_scores(attn[1], 3))

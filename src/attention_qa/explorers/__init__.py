@@ -14,6 +14,7 @@ from attention_qa.explorers.head_layout import head_layout_explorer
 from attention_qa.explorers.head_maps import head_maps_explorer
 from attention_qa.explorers.head_split import head_split_explorer
 from attention_qa.explorers.heads import head_explorer
+from attention_qa.explorers.induction_heads import induction_explorer
 from attention_qa.explorers.inference_budget import budget_explorer
 from attention_qa.explorers.kv_cache import kv_cache_explorer
 from attention_qa.explorers.latent_cache import latent_cache_explorer
@@ -64,7 +65,7 @@ BY_CHAPTER = {
     "q19": [layer_costs_explorer],
     "q20": [sparse_pattern_explorer],
     "q21": [online_softmax_explorer],
-    "q22": [head_explorer],
+    "q22": [head_explorer, induction_explorer],
     "q23": [model_family_explorer],
     "q24": [moe_routing_explorer],
     "q25": [rope_explorer, position_schemes_explorer],
