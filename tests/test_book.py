@@ -27,8 +27,6 @@ SECTIONS = [
     "## Summary",
     "## Sources",
 ]
-# Chapters whose follow-up questions and sources are not written yet: they need the rest.
-WITHOUT_FOLLOW_UPS = {"q11", "q12", "q13", "q22", "q25"}
 
 
 def chapters_in_toc_order() -> list[str]:
@@ -56,14 +54,11 @@ def test_anatomy(stem):
         for line in c.source.splitlines()
         if line.startswith("## ")
     ]
-    sections = [s for s in SECTIONS if stem[:3] not in WITHOUT_FOLLOW_UPS
-                or s not in ("## What they ask next", "## Sources")]
-    positions = [next((i for i, h in enumerate(headings) if h == s), None) for s in sections]
-    missing = [s for s, p in zip(sections, positions, strict=True) if p is None]
+    positions = [next((i for i, h in enumerate(headings) if h == s), None) for s in SECTIONS]
+    missing = [s for s, p in zip(SECTIONS, positions, strict=True) if p is None]
     assert not missing, f"{stem} lacks {missing}"
     assert positions == sorted(positions), f"{stem}: sections out of order {headings}"
-    assert headings[-1] == "## Sources" or stem[:3] in WITHOUT_FOLLOW_UPS, (
-        f"{stem}: Sources must be the last section")
+    assert headings[-1] == "## Sources", f"{stem}: Sources must be the last section"
 
 
 @pytest.mark.parametrize("stem", CHAPTERS)
