@@ -62,6 +62,17 @@ def test_anatomy(stem):
 
 
 @pytest.mark.parametrize("stem", CHAPTERS)
+def test_a_chapter_takes_only_its_panel_from_an_explorer_module(stem):
+    """Explorers are thin panels over lesson modules: a chapter imports the panel itself
+    (``*_explorer``) from ``attention_qa.explorers`` and every constant or helper it computes
+    with from a lesson module."""
+    source = (ROOT / "book" / f"{stem}.ipynb").read_text()
+    imported = re.findall(r"from attention_qa\.explorers[\w.]* import ([\w, ]+)", source)
+    names = [name.strip() for group in imported for name in group.split(",")]
+    assert all(name.endswith("_explorer") for name in names), f"{stem} imports {names}"
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
 def test_the_short_answer_is_sayable_in_thirty_seconds(stem):
     """At most 80 words (about 30 seconds spoken); what does not fit belongs under Why."""
     cells = nbformat.read(ROOT / "book" / f"{stem}.ipynb", as_version=4).cells

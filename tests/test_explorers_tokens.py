@@ -1,8 +1,8 @@
 """q31's explorer agrees with the tokenizer it shows, frame by frame."""
 
-from attention_qa.corpus import CHINESE, ENGLISH
+from attention_qa.corpus import CHINESE, ENGLISH, SENTENCES
 from attention_qa.costs import model_parameter_counts
-from attention_qa.explorers.tokens import MERGES, SENTENCES, token_explorer
+from attention_qa.explorers.tokens import MERGES, token_explorer
 from attention_qa.tokens import book_tokenizer, train_bpe
 
 

@@ -5,6 +5,8 @@ written as plain text; links, emphasis and Chinese glosses removed); CHINESE the
 wording of the same thirty questions. A snapshot, so that q31's vocabulary does not move
 when a chapter is edited.
 
+SENTENCES are the two sentences q31 and its explorer tokenize, one in each language.
+
 HELD_OUT holds English the tokenizer never trains on: the short answers of q32–q34 (maths
 as plain text, as above) and one everyday sentence, to measure it outside its training text.
 """
@@ -348,6 +350,11 @@ CHINESE = (
         '怎么做到无限长度？'
     ),
 )
+
+SENTENCES = {
+    "English": "Attention lets every token look at every other token.",
+    "Chinese": "注意力让每个词元都能看到其他所有词元。",
+}
 
 HELD_OUT = {
     "q32's short answer": (

@@ -184,6 +184,8 @@ ATTENTION_KINDS = ("MHA", "GQA", "MQA", "MLA")
 DEEPSEEK_V2 = {"num_layers": 60, "d_model": 5120, "num_heads": 128, "d_head": 128,
                "d_latent": 512, "d_rope": 64}
 DEEPSEEK_V2_QUERY_LATENT = 1536
+# The GQA that q27 sets MLA against: 8 K/V heads, as Llama-2-70B and Llama-3 use.
+GQA_KV_HEADS = 8
 
 
 def cache_elements_per_token(kind: str, num_heads: int, d_head: int,

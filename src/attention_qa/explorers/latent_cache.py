@@ -13,6 +13,7 @@ the bars of the kinds it touches; the kind picks the one described under the fig
 from attention_qa.costs import (
     ATTENTION_KINDS,
     DEEPSEEK_V2,
+    GQA_KV_HEADS,
     attention_parameters,
     cache_elements_per_token,
 )
@@ -22,7 +23,6 @@ D_MODEL = DEEPSEEK_V2["d_model"]
 D_HEAD = DEEPSEEK_V2["d_head"]
 D_ROPE = DEEPSEEK_V2["d_rope"]
 LAYERS = DEEPSEEK_V2["num_layers"]
-GQA_KV_HEADS = 8
 HEADS = (16, 32, 64, 128)
 LATENTS = (128, 256, 512, 1024)
 BYTES = 2  # bfloat16

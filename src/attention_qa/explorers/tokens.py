@@ -8,16 +8,13 @@ scores for each sentence, and the embedding's share of a 12-block model of width
 this vocabulary.
 """
 
+from attention_qa.corpus import SENTENCES
 from attention_qa.costs import model_parameter_counts
 from attention_qa.panel import Control, Explorer, Frame, View
 from attention_qa.tokens import book_tokenizer, token_spans
 
 MERGES = (0, 25, 50, 100, 200, 400, 800)
 TRAINING = ("english", "both")
-SENTENCES = {
-    "English": "Attention lets every token look at every other token.",
-    "Chinese": "注意力让每个词元都能看到其他所有词元。",
-}
 COLOURS = ("#4477aa", "#ccbb44")
 
 
