@@ -30,6 +30,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
 	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
 	npm ci --no-audit --no-fund --silent
 	rm -rf $(STATE)  # a font list written for the packages replaced here would be stale
+	mkdir -p $(MPLCONFIGDIR) $(IPYTHONDIR) $(JUPYTER_CONFIG_DIR) $(JUPYTER_DATA_DIR) $(JUPYTER_RUNTIME_DIR)
 	touch $(STAMP)
 
 ## book: build the site into _build/html from the notebooks' saved outputs (explorer panels

@@ -1,13 +1,15 @@
-"""Generate book/drill.md, the interview drill, from the chapters' Short answer and What
-they ask next sections.
+"""Generate the interview drill from the chapters' Short answer and What they ask next
+sections: book/drill.md, which lists the book's parts, and one page per part,
+book/drill_partN.md, which the table of contents puts at the end of its part (one page for
+all would outweigh a chapter).
 
 Usage: python scripts/make_drill.py [--check]
-  --check exits 1 (and says so) when book/drill.md is stale, instead of writing it.
+  --check exits 1 (and says so) when a drill page is stale, instead of writing them.
 
 Each chapter contributes its title, its Chinese question, its short answer and its
-follow-up questions with their answers; the page lists them in book order, each part folded
-so a reader can answer first, then check. The
-fold and the links are the notebooks' own plain HTML and Markdown (see open_anywhere.py).
+follow-up questions with their answers; a part's page lists them in book order, each folded
+so a reader can answer first, then check. The fold and the links are the notebooks' own
+plain HTML and Markdown (see open_anywhere.py). The parts are the table of contents'.
 """
 
 import re
@@ -24,10 +26,10 @@ HEADER = """\
 # Interview drill
 
 Every question of the book, in English with the Chinese question beside it, its short
-answer in English, and the questions an interviewer asks next, each with its answer. Say
-your answer out loud first, then open the fold and compare; the chapter link has the
-reasoning, the explorer and the checks. This page is generated from the chapters
-(`make drill`).
+answer in English, and the questions an interviewer asks next, each with its answer, one
+page per part of the book. Say your answer out loud first, then open the fold and compare;
+the chapter link has the reasoning, the explorer and the checks. These pages are generated
+from the chapters (`make drill`).
 """
 
 
@@ -67,25 +69,48 @@ def fold(summary: str, body: str) -> str:
     return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>\n"
 
 
+def parts() -> list[tuple[str, list[Path]]]:
+    """The table of contents' parts that hold chapters, as (caption, chapter paths)."""
+    found = []
+    for block in re.split(r"\n\s*- caption:\s*", (ROOT / "_toc.yml").read_text())[1:]:
+        caption = block.splitlines()[0].strip().strip('"')
+        stems = re.findall(r"file:\s*book/(q\d\d_\w+)", block)
+        if stems:
+            found.append((caption, [ROOT / "book" / f"{stem}.ipynb" for stem in stems]))
+    return found
+
+
 def chapter_order() -> list[Path]:
     """Chapters in the order of the table of contents."""
-    toc = (ROOT / "_toc.yml").read_text()
-    stems = re.findall(r"file:\s*book/(q\d\d_\w+)", toc)
-    return [ROOT / "book" / f"{stem}.ipynb" for stem in stems]
+    return [path for _, chapters in parts() for path in chapters]
 
 
-def render() -> str:
-    return HEADER + "".join("\n" + chapter_entry(p) for p in chapter_order())
+def part_page(number: int) -> Path:
+    return ROOT / "book" / f"drill_part{number}.md"
+
+
+def render() -> dict[Path, str]:
+    """Every drill page's path and text: the index, then one page per part."""
+    pages, index = {}, [HEADER]
+    for number, (caption, chapters) in enumerate(parts(), start=1):
+        page = part_page(number)
+        titles = ", ".join(p.stem[:3] for p in chapters)
+        index.append(f"- [{caption}]({page.name}): {titles}\n")
+        pages[page] = f"# Drill · {caption}\n" + "".join(
+            "\n" + chapter_entry(p) for p in chapters)
+    return {DRILL: "\n".join([index[0], "".join(index[1:])]), **pages}
 
 
 def main(argv: list[str]) -> None:
-    text = render()
+    pages = render()
     if "--check" in argv:
-        if not DRILL.exists() or DRILL.read_text() != text:
-            sys.exit("book/drill.md is stale: run `make drill`")
+        stale = [p for p, text in pages.items() if not p.exists() or p.read_text() != text]
+        if stale:
+            sys.exit(f"{', '.join(p.name for p in stale)} stale: run `make drill`")
         return
-    DRILL.write_text(text)
-    print(f"wrote {DRILL.relative_to(ROOT)}")
+    for path, text in pages.items():
+        path.write_text(text)
+        print(f"wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,28 @@
-"""The drill page is generated from the chapters, and must not go stale."""
+"""The drill pages are generated from the chapters, listed in the table of contents, and
+must not go stale."""
 
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-from make_drill import DRILL, FOLLOW_UPS, chapter_order, render  # noqa: E402
+from make_drill import DRILL, FOLLOW_UPS, chapter_order, parts, render  # noqa: E402
 
 
-def test_drill_page_is_up_to_date():
-    assert DRILL.read_text() == render(), "book/drill.md is stale: run `make drill`"
+def test_drill_pages_are_up_to_date_and_in_the_table_of_contents():
+    pages = render()
+    for path, text in pages.items():
+        assert path.read_text() == text, f"{path.name} is stale: run `make drill`"
+    toc = (ROOT / "_toc.yml").read_text()
+    assert all(f"file: book/{path.stem}\n" in toc for path in pages)
+    on_disk = sorted((ROOT / "book").glob("drill*.md"))
+    assert on_disk == sorted(pages), "a drill page no part of the book has: run `make drill`"
+    assert len(pages) == 1 + len(parts())
 
 
 def test_drill_lists_every_chapter_with_both_languages():
-    text = DRILL.read_text()
+    text = "".join(render().values())
+    assert DRILL.read_text().count("](drill_part") == len(parts())
     for chapter in chapter_order():
         assert f"]({chapter.name})" in text
     assert text.count("<summary>Short answer</summary>") == len(chapter_order())
