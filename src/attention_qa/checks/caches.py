@@ -15,7 +15,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, close
+from attention_qa.checks.common import as_real_tensor, call_learner, close
 from attention_qa.inference import decode_intensity
 
 
@@ -23,13 +23,11 @@ def as_number(value, case: str) -> torch.Tensor:
     """A learner's scalar answer as a 0-d tensor in its own dtype; anything but one real
     number (a string, a bool, several values, a complex number) is refused."""
     refused = AssertionError(f"on {case}, the answer should be one number, got {value!r}")
-    if isinstance(value, (str, bytes, bool)):
-        raise refused
     try:
-        number = torch.as_tensor(value)
-    except (TypeError, ValueError, RuntimeError):
+        number = as_real_tensor(value, case)
+    except AssertionError:
         raise refused from None
-    if number.numel() != 1 or number.dtype == torch.bool or number.is_complex():
+    if number.numel() != 1:
         raise refused
     return number.reshape(())
 

@@ -23,6 +23,26 @@ def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwar
         ) from None
 
 
+def as_real_tensor(value, case: str, name: str = "alpha") -> torch.Tensor:
+    """A learner's answer as a tensor: a torch tensor as it is, a NumPy array or a Python
+    or NumPy number converted in its own dtype; anything else (a string, a list of
+    strings, a bool, a complex number) is refused."""
+    if isinstance(value, torch.Tensor):
+        got = value
+    else:
+        refused = AssertionError(f"on {case}, {name} should be a tensor (or a NumPy array "
+                                 f"or number) of real numbers, got {type(value).__name__}")
+        if isinstance(value, (str, bytes, bool)):
+            raise refused
+        try:
+            got = torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError):
+            raise refused from None
+    if got.dtype == torch.bool or got.is_complex():
+        raise AssertionError(f"on {case}, {name} should hold real numbers, got {got.dtype}")
+    return got
+
+
 def require_shape(result, expected: tuple, case: str, name: str = "result") -> torch.Tensor:
     if not isinstance(result, torch.Tensor):
         raise AssertionError(f"on {case}, {name} should be a tensor, got {type(result).__name__}")

@@ -8,7 +8,13 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, close, diagnose, require_shape
+from attention_qa.checks.common import (
+    as_real_tensor,
+    call_learner,
+    close,
+    diagnose,
+    require_shape,
+)
 from attention_qa.decoding import next_token_probs
 from attention_qa.speculative import acceptance_rate
 
@@ -130,24 +136,6 @@ ZERO_HINT = (
 )
 
 
-def as_tensor(value, case: str, name: str = "alpha") -> torch.Tensor:
-    """A learner's answer as a tensor: a torch tensor as it is, a NumPy array or a Python
-    or NumPy number converted in its own dtype; anything else (a string, a list of
-    strings, a bool, a complex number) is refused."""
-    if isinstance(value, torch.Tensor):
-        got = value
-    else:
-        refused = AssertionError(f"on {case}, {name} should be a tensor (or a NumPy array "
-                                 f"or number) of real numbers, got {type(value).__name__}")
-        if isinstance(value, (str, bytes, bool)):
-            raise refused
-        try:
-            got = torch.as_tensor(value)
-        except (TypeError, ValueError, RuntimeError):
-            raise refused from None
-    if got.dtype == torch.bool or got.is_complex():
-        raise AssertionError(f"on {case}, {name} should hold real numbers, got {got.dtype}")
-    return got
 
 
 def check_acceptance_rate(fn: Callable) -> None:
@@ -170,7 +158,7 @@ def check_acceptance_rate(fn: Callable) -> None:
                   torch.tensor([r[2] for r in EDGE_ROWS], dtype=torch.float64)))
     for case, p, q in cases:
         expected = acceptance_rate(p, q)
-        got = as_tensor(call_learner(fn, case, p.clone(), q.clone()), case)
+        got = as_real_tensor(call_learner(fn, case, p.clone(), q.clone()), case)
         if got.shape == (*expected.shape, 1):
             raise AssertionError(f"on {case}, alpha has shape {tuple(got.shape)} but should "
                                  f"be {tuple(expected.shape)}: sum over the last dim without "
