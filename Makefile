@@ -85,7 +85,8 @@ nbval-native: $(STAMP)
 	  $(PY) -m pytest --nbval book tests/test_checks_dtypes.py -q
 
 ## determinism: re-run every notebook in a scratch folder under DETERMINISM_SETTING; it must
-## match the saved file byte for byte
+## match the saved file byte for byte. The same kernel runs each chapter's student copy from
+## its first solution on (see scripts/check_determinism.py).
 determinism: $(STAMP)
 	env $(DETERMINISM_SETTING) $(TIMED) determinism $(PY) scripts/check_determinism.py
 

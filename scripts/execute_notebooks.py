@@ -84,12 +84,13 @@ def refuse_stderr(path: Path, nb) -> None:
         raise SystemExit(f"{path.name} not saved; cells wrote to stderr:\n" + "\n".join(written))
 
 
-def execute(path: Path, cwd: Path | None = None) -> float:
-    """Run the notebook at ``path`` in place, from ``cwd`` (default: its own folder)."""
+def execute(path: Path, cwd: Path | None = None, client=NotebookClient) -> float:
+    """Run the notebook at ``path`` in place, from ``cwd`` (default: its own folder), with
+    ``client`` (an nbclient ``NotebookClient`` or a subclass)."""
     nb = nbformat.read(path, as_version=4)
     lean_metadata(nb)
     start = time.perf_counter()
-    NotebookClient(
+    client(
         nb,
         timeout=900,  # only against a hang: on a busy machine a cell may take long
         kernel_name=KERNEL,
