@@ -41,6 +41,18 @@ def rope_by_pairs(x, positions, base):
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], -1).flatten(-2)
 
 
+def window_attention_by_mask(q, k, v, window):
+    """A learner's window attention: global attention under the mask that keeps pairs in
+    the same window, through PyTorch's own function."""
+    B, h, w, _ = q.shape
+    rows = torch.arange(h).repeat_interleave(w) // window  # (h·w,)
+    cols = torch.arange(w).repeat(h) // window
+    mask = (rows[:, None] == rows[None, :]) & (cols[:, None] == cols[None, :])
+    out = F.scaled_dot_product_attention(q.flatten(1, 2), k.flatten(1, 2), v.flatten(1, 2),
+                                         attn_mask=mask)
+    return out.reshape(B, h, w, -1)
+
+
 def online_softmax_by_blocks(scores, block_size):
     """A learner's online softmax: running max and rescaled running sum, block by block,
     returned with the trace of (max, sum) after each block."""
@@ -126,6 +138,7 @@ RIGHT_ANSWERS = {
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
     "top_k_gates": (checks.check_top_k_gates, top_k_gates_by_masking),
     "rope": (checks.check_rope, rope_by_pairs),
+    "window_attention": (checks.check_window_attention, window_attention_by_mask),
     "clip_logits": (
         checks.check_clip_logits,
         lambda img, txt, scale: scale * F.cosine_similarity(

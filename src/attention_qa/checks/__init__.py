@@ -56,6 +56,7 @@ from attention_qa.checks.multihead import (
 )
 from attention_qa.checks.positional import check_rope
 from attention_qa.checks.tokens import check_most_frequent_pair
+from attention_qa.checks.vision import check_window_attention
 
 __all__ = [
     "call_learner",
@@ -96,4 +97,5 @@ __all__ = [
     "check_blocks_needed",
     "check_clip_logits",
     "check_sink_window_mask",
+    "check_window_attention",
 ]

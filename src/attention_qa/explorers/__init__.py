@@ -41,6 +41,7 @@ from attention_qa.explorers.speculative import speculative_explorer
 from attention_qa.explorers.step_by_step import step_explorer
 from attention_qa.explorers.tokens import token_explorer
 from attention_qa.explorers.weight_tying import weight_tying_explorer
+from attention_qa.explorers.windows import window_explorer
 
 BY_CHAPTER = {
     "playground": [playground_explorer],
@@ -78,6 +79,7 @@ BY_CHAPTER = {
     "q32": [objective_explorer],
     "q33": [budget_explorer],
     "q34": [speculative_explorer],
+    "q37": [window_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)

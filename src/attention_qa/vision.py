@@ -1,0 +1,331 @@
+"""Attention over images and in diffusion (q37): windows over the patch grid, learned
+queries, text cross-attention into a latent, and rotary positions in two and three axes.
+
+* Swin's window attention (Liu et al., 2021, §3.2): the h × w patch grid is cut into
+  M × M windows and each patch attends only inside its own window; every other layer the
+  windows are shifted by ⌊M/2⌋ patches, computed as a cyclic shift of the grid
+  (``torch.roll`` by −s) with a mask that keeps the pieces that wrapped round apart
+  (Figure 4; ``attn_mask`` in microsoft/Swin-Transformer's ``models/swin_transformer.py``).
+  ``window_attention`` computes it that way; ``window_mask`` is the same attention written
+  as a mask over the whole grid, row by row. Eq. (1) and (2) give the costs.
+* Learned queries (DETR's object queries, Carion et al., 2020, §3.2; BLIP-2's Q-Former
+  queries, Li et al., 2023, §3.1): a fixed set of trained vectors that cross-attend to image
+  features, ``learned_query_attention``.
+* A diffusion U-Net's latent (B, C, H, W) read as H·W tokens that cross-attend to text
+  features (Rombach et al., 2022, §3.3; CompVis/stable-diffusion's ``SpatialTransformer``),
+  and classifier-free guidance (Ho and Salimans, 2022).
+* RoPE (q25) over two axes and, as Qwen2-VL's M-RoPE (Wang et al., 2024, §2.1), over
+  (t, h, w).
+"""
+
+import math
+
+import torch
+
+from attention_qa.positional import apply_rope
+from attention_qa.validation import (
+    require_nonnegative_int,
+    require_positive_int,
+    require_positive_number,
+    require_tensor,
+    shape_str,
+)
+
+# --- Swin: window attention and shifted windows --------------------------------------------
+
+
+def window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grid: tuple[int, int],
+                     window: int, shift: int = 0) -> torch.Tensor:
+    """Attention inside M × M windows of an h × w patch grid, Swin's way.
+
+    q, k: (B, h·w, d_k), v: (B, h·w, d_v), the patches in row-major order; grid = (h, w);
+    window = M must divide h and w; shift = s with 0 ≤ s < M (Swin uses ⌊M/2⌋ in every
+    second block). The grid is rolled by −s along both axes, cut into (h/M)(w/M) windows of
+    M² patches, and each window attends within itself, under a mask that keeps apart the
+    pieces the roll brought together; then the grid is rolled back. Returns (B, h·w, d_v).
+    No relative position bias: this is the attention pattern only.
+    """
+    h, w = _check_grid(grid, window, shift)
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        require_tensor(name, x, floating=True)
+        if x.ndim != 3 or x.shape[1] != h * w:
+            raise ValueError(f"{name} has shape {shape_str(x.shape)} but must be (B, h·w, d) "
+                             f"with h·w = {h}·{w} = {h * w}")
+    if k.shape[:2] != q.shape[:2] or v.shape[:2] != q.shape[:2] or k.shape[2] != q.shape[2]:
+        raise ValueError(f"q {shape_str(q.shape)}, k {shape_str(k.shape)} and v "
+                         f"{shape_str(v.shape)} must share B and h·w, and q and k their d_k")
+    B, M = q.shape[0], window
+    windows = [_partition(_roll(x, h, w, -shift), h, w, M) for x in (q, k, v)]
+    qw, kw, vw = windows  # (B, nW, M², d) each
+    keep = swin_region_mask(h, w, M, shift)  # (nW, M², M²)
+    scores = qw @ kw.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, nW, M², M²)
+    scores = scores.masked_fill(~keep, float("-inf"))
+    out = scores.softmax(dim=-1) @ vw  # (B, nW, M², d_v)
+    out = _unpartition(out, h, w, M)  # (B, h·w, d_v), rolled
+    return _roll(out, h, w, shift).reshape(B, h * w, -1)  # (B, h·w, d_v)
+
+
+def window_mask(h: int, w: int, window: int, shift: int = 0) -> torch.Tensor:
+    """(h·w, h·w) boolean mask over the patch grid in row-major order: True where patch i may
+    attend to patch j under (shifted) window attention.
+
+    Two patches share a window when ⌊(row − s)/M⌋ and ⌊(col − s)/M⌋ agree: with s = 0 the
+    regular M × M windows; with s > 0 windows whose borders moved s patches right and down,
+    the strips they leave at the top and left edges forming windows of their own (Swin's
+    Figure 2, right). Equal to ``window_attention``'s pattern (tested).
+    """
+    _check_grid((h, w), window, shift)
+    rows = torch.div(torch.arange(h) - shift, window, rounding_mode="floor")  # (h,)
+    cols = torch.div(torch.arange(w) - shift, window, rounding_mode="floor")  # (w,)
+    group_r = rows.repeat_interleave(w)  # (h·w,) row-major
+    group_c = cols.repeat(h)  # (h·w,)
+    return (group_r[:, None] == group_r[None, :]) & (group_c[:, None] == group_c[None, :])
+
+
+def swin_region_mask(h: int, w: int, window: int, shift: int) -> torch.Tensor:
+    """(nW, M², M²) boolean mask, True where Swin lets two patches of one window (after the
+    cyclic shift) attend: the patches came from the same region of the grid.
+
+    Built as ``attn_mask`` is in microsoft/Swin-Transformer: label the rolled grid's regions
+    by the slices (0, h − M), (h − M, h − s), (h − s, h) of each axis, cut the labels into
+    windows, and compare. Swin adds −100 where this is False; here it is a boolean mask.
+    With shift 0 every entry is True.
+    """
+    _check_grid((h, w), window, shift)
+    M = window
+    labels = torch.zeros(h, w, dtype=torch.long)
+    if shift:
+        cuts = (slice(0, -M), slice(-M, -shift), slice(-shift, None))
+        for i, rows in enumerate(cuts):
+            for j, cols in enumerate(cuts):
+                labels[rows, cols] = 3 * i + j
+    windows = _partition(labels.reshape(1, h * w, 1), h, w, M)[0, :, :, 0]  # (nW, M²)
+    return windows[:, :, None] == windows[:, None, :]  # (nW, M², M²)
+
+
+def msa_flops(h: int, w: int, C: int) -> int:
+    """Swin's Eq. (1), global multi-head self-attention over h × w patches of width C:
+    4hwC² (the Q, K, V and output projections) + 2(hw)²C (QKᵀ and the weighted sum),
+    counted as multiply-adds, softmax omitted."""
+    for name, value in (("h", h), ("w", w), ("C", C)):
+        require_positive_int(name, value)
+    return 4 * h * w * C * C + 2 * (h * w) ** 2 * C
+
+
+def window_msa_flops(h: int, w: int, C: int, window: int) -> int:
+    """Swin's Eq. (2), window attention with M × M windows: 4hwC² + 2M²hwC, linear in hw."""
+    for name, value in (("h", h), ("w", w), ("C", C), ("window", window)):
+        require_positive_int(name, value)
+    return 4 * h * w * C * C + 2 * window**2 * h * w * C
+
+
+# --- learned queries (DETR, Q-Former) and text cross-attention in diffusion -----------------
+
+
+def learned_query_attention(queries: torch.Tensor, memory: torch.Tensor):
+    """A fixed set of learned queries cross-attending to image features.
+
+    queries: (N_q, d), the same for every image (DETR's object queries, BLIP-2's query
+    tokens); memory: (B, m, d) image features as keys and values. Returns (output
+    (B, N_q, d), weights (B, N_q, m)). One head, no projections: the pattern only.
+    """
+    require_tensor("queries", queries, floating=True)
+    require_tensor("memory", memory, floating=True)
+    if queries.ndim != 2:
+        raise ValueError(f"queries has shape {shape_str(queries.shape)} but must be (N_q, d)")
+    if memory.ndim != 3 or memory.shape[-1] != queries.shape[-1]:
+        raise ValueError(f"memory has shape {shape_str(memory.shape)} but must be (B, m, d) "
+                         f"with d = {queries.shape[-1]}, the queries' width")
+    scores = queries @ memory.transpose(-2, -1) / math.sqrt(queries.shape[-1])  # (B, N_q, m)
+    weights = scores.softmax(dim=-1)
+    return weights @ memory, weights  # (B, N_q, d), (B, N_q, m)
+
+
+def latent_to_tokens(latent: torch.Tensor) -> torch.Tensor:
+    """(B, C, H, W) → (B, H·W, C): one token per latent pixel, row by row ('b c h w -> b (h w)
+    c' in Stable Diffusion's SpatialTransformer)."""
+    require_tensor("latent", latent)
+    if latent.ndim != 4:
+        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, H, W)")
+    return latent.flatten(2).transpose(1, 2)  # (B, H·W, C)
+
+
+def tokens_to_latent(tokens: torch.Tensor, H: int, W: int) -> torch.Tensor:
+    """(B, H·W, C) → (B, C, H, W), the inverse of ``latent_to_tokens``."""
+    require_tensor("tokens", tokens)
+    require_positive_int("H", H)
+    require_positive_int("W", W)
+    if tokens.ndim != 3 or tokens.shape[1] != H * W:
+        raise ValueError(f"tokens has shape {shape_str(tokens.shape)} but must be (B, H·W, C) "
+                         f"with H·W = {H}·{W} = {H * W}")
+    return tokens.transpose(1, 2).reshape(tokens.shape[0], -1, H, W)  # (B, C, H, W)
+
+
+def text_cross_attention(latent: torch.Tensor, text: torch.Tensor, w_q: torch.Tensor,
+                         w_k: torch.Tensor, w_v: torch.Tensor, num_heads: int = 1):
+    """The latent's pixels attend to the text: a diffusion U-Net's cross-attention.
+
+    latent: (B, C, H, W); text: (B, L, d_text), e.g. CLIP's (B, 77, 768) for Stable
+    Diffusion v1; w_q: (C, d), w_k and w_v: (d_text, d), d divisible by num_heads.
+    Queries come from the H·W latent tokens, keys and values from the L text tokens.
+    Returns (output (B, d, H, W), weights (B, num_heads, H·W, L)); no output projection.
+    """
+    require_tensor("latent", latent, floating=True)
+    require_tensor("text", text, floating=True)
+    if latent.ndim != 4:
+        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, H, W)")
+    if text.ndim != 3 or text.shape[0] != latent.shape[0]:
+        raise ValueError(f"text has shape {shape_str(text.shape)} but must be (B, L, d_text) "
+                         f"with B = {latent.shape[0]}")
+    B, C, H, W = latent.shape
+    d_text = text.shape[-1]
+    require_positive_int("num_heads", num_heads)
+    if w_q.ndim != 2 or w_q.shape[0] != C:
+        raise ValueError(f"w_q has shape {shape_str(w_q.shape)} but must be (C, d) with C = {C}")
+    d = w_q.shape[1]
+    for name, m in (("w_k", w_k), ("w_v", w_v)):
+        if m.shape != (d_text, d):
+            raise ValueError(f"{name} has shape {shape_str(m.shape)} but must be (d_text, d) "
+                             f"= ({d_text}, {d})")
+    if d % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide d={d}")
+    q = latent_to_tokens(latent) @ w_q  # (B, H·W, d)
+    k, v = text @ w_k, text @ w_v  # (B, L, d) each
+    q, k, v = (x.unflatten(-1, (num_heads, -1)).transpose(1, 2) for x in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d // num_heads)  # (B, h, H·W, L)
+    weights = scores.softmax(dim=-1)
+    out = (weights @ v).transpose(1, 2).flatten(2)  # (B, H·W, d)
+    return tokens_to_latent(out, H, W), weights  # (B, d, H, W), (B, h, H·W, L)
+
+
+def classifier_free_guidance(eps_uncond: torch.Tensor, eps_cond: torch.Tensor,
+                             scale: float) -> torch.Tensor:
+    """ε_uncond + scale·(ε_cond − ε_uncond), as Stable Diffusion's sampler writes it (its
+    default scale is 7.5). Ho and Salimans's (1 + w)·ε_cond − w·ε_uncond is the case
+    scale = 1 + w; scale = 1 is the conditional model alone."""
+    if eps_uncond.shape != eps_cond.shape:
+        raise ValueError(f"eps_uncond {shape_str(eps_uncond.shape)} and eps_cond "
+                         f"{shape_str(eps_cond.shape)} must have the same shape")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale):
+        raise ValueError(f"scale must be a finite number, got {scale!r}")
+    return eps_uncond + scale * (eps_cond - eps_uncond)
+
+
+# --- rotary positions over two and three axes ----------------------------------------------
+
+
+def rope_2d(x: torch.Tensor, rows, cols, base: float = 10000.0) -> torch.Tensor:
+    """2-D RoPE: the first half of x's features rotated by the row, the second by the column.
+
+    x: (..., n, d) with d divisible by 4; rows, cols: (n,) integer positions. Each half is
+    q25's ``apply_rope`` with its own d/2 features, so q·k after rotation depends on the
+    positions only through (Δrow, Δcol). One common layout; models differ in how they split
+    the features between the axes.
+    """
+    require_tensor("x", x, min_ndim=2, floating=True)
+    d = x.shape[-1]
+    if d % 4:
+        raise ValueError(f"x has shape {shape_str(x.shape)} but its last dim d={d} must be "
+                         f"divisible by 4: two axes, each rotating pairs")
+    first, second = x[..., : d // 2], x[..., d // 2 :]
+    return torch.cat([apply_rope(first, rows, base), apply_rope(second, cols, base)], dim=-1)
+
+
+def mrope(x: torch.Tensor, positions, sections, base: float = 10000.0) -> torch.Tensor:
+    """M-RoPE: RoPE whose feature pairs are split into (t, h, w) sections.
+
+    x: (..., n, d), d even; positions: (3, n) integers, the (t, h, w) position of each token;
+    sections: three counts of pairs summing to d/2 (Qwen2-VL's ``mrope_section`` is
+    [16, 24, 24] for its 128-wide heads). Pair i turns at θᵢ = base^(−2i/d), as in 1-D RoPE,
+    by the angle t·θᵢ for the first sections[0] pairs, h·θᵢ for the next sections[1] and
+    w·θᵢ for the rest. Pairs are adjacent features, the book's convention (Qwen2-VL's code
+    pairs feature i with i + d/2; a permutation of the features). With t = h = w = p this is
+    1-D RoPE at position p.
+    """
+    require_tensor("x", x, min_ndim=2, floating=True)
+    n, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        raise ValueError(f"x has shape {shape_str(x.shape)} but its last dim d={d} must be even")
+    sections = tuple(sections)
+    if (len(sections) != 3 or any(isinstance(s, bool) or not isinstance(s, int) or s < 0
+                                  for s in sections) or sum(sections) != d // 2):
+        raise ValueError(f"sections must be three non-negative integers summing to d/2 = "
+                         f"{d // 2}, got {sections}")
+    positions = torch.as_tensor(positions)
+    if positions.is_floating_point() or positions.shape != (3, n):
+        raise ValueError(f"positions must be integers of shape (3, {n}), got dtype "
+                         f"{positions.dtype} and shape {shape_str(positions.shape)}")
+    require_positive_number("base", base)
+    theta = float(base) ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    axis = torch.repeat_interleave(torch.arange(3), torch.tensor(sections))  # (d/2,)
+    pos = positions.to(torch.float64)[axis].T  # (n, d/2): each pair's own coordinate
+    angles = pos * theta  # (n, d/2)
+    work = torch.promote_types(x.dtype, torch.float32)
+    cos, sin = angles.cos().to(work), angles.sin().to(work)
+    pairs = x.to(work).unflatten(-1, (d // 2, 2))  # (..., n, d/2, 2)
+    even, odd = pairs[..., 0], pairs[..., 1]
+    rotated = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
+    return rotated.flatten(-2).to(x.dtype)  # (..., n, d)
+
+
+def mrope_positions(text_before: int, grid_h: int, grid_w: int, text_after: int) -> torch.Tensor:
+    """(3, n) M-RoPE positions of text, one image of grid_h × grid_w tokens, then text.
+
+    Text tokens get t = h = w = their index; the image's tokens share one t (the index where
+    the image starts) and take h and w from their row and column, offset by that start; the
+    text after the image resumes one past the largest position used (Qwen2-VL, §2.1). n =
+    text_before + grid_h·grid_w + text_after.
+    """
+    require_nonnegative_int("text_before", text_before)
+    require_positive_int("grid_h", grid_h)
+    require_positive_int("grid_w", grid_w)
+    require_nonnegative_int("text_after", text_after)
+    before = torch.arange(text_before).expand(3, -1)  # (3, text_before)
+    start = text_before
+    rows = torch.arange(grid_h).repeat_interleave(grid_w)  # (grid_h·grid_w,)
+    cols = torch.arange(grid_w).repeat(grid_h)
+    image = torch.stack([torch.zeros_like(rows), rows, cols]) + start  # (3, grid_h·grid_w)
+    resume = int(image.max()) + 1
+    after = torch.arange(resume, resume + text_after).expand(3, -1)  # (3, text_after)
+    return torch.cat([before, image, after], dim=1)  # (3, n)
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _check_grid(grid, window, shift) -> tuple[int, int]:
+    if not isinstance(grid, (tuple, list)) or len(grid) != 2:
+        raise ValueError(f"grid must be a pair (h, w), got {grid!r}")
+    h, w = grid
+    require_positive_int("h", h)
+    require_positive_int("w", w)
+    require_positive_int("window", window)
+    require_nonnegative_int("shift", shift)
+    if h % window or w % window:
+        raise ValueError(f"window={window} must divide the grid's h={h} and w={w} (Swin pads "
+                         f"the feature map to a multiple of the window first)")
+    if shift >= window:
+        raise ValueError(f"shift={shift} must be smaller than window={window}")
+    return h, w
+
+
+def _roll(x: torch.Tensor, h: int, w: int, by: int) -> torch.Tensor:
+    """Roll a (B, h·w, d) grid of tokens by ``by`` patches along rows and columns."""
+    if by == 0:
+        return x
+    grid = x.reshape(x.shape[0], h, w, -1)  # (B, h, w, d)
+    return torch.roll(grid, shifts=(by, by), dims=(1, 2)).reshape(x.shape)
+
+
+def _partition(x: torch.Tensor, h: int, w: int, M: int) -> torch.Tensor:
+    """(B, h·w, d) row-major → (B, nW, M², d): Swin's window_partition."""
+    B = x.shape[0]
+    x = x.reshape(B, h // M, M, w // M, M, -1)  # (B, h/M, M, w/M, M, d)
+    return x.permute(0, 1, 3, 2, 4, 5).reshape(B, (h // M) * (w // M), M * M, -1)
+
+
+def _unpartition(x: torch.Tensor, h: int, w: int, M: int) -> torch.Tensor:
+    """(B, nW, M², d) → (B, h·w, d): Swin's window_reverse."""
+    B = x.shape[0]
+    x = x.reshape(B, h // M, w // M, M, M, -1).permute(0, 1, 3, 2, 4, 5)  # (B, h/M, M, w/M, M, d)
+    return x.reshape(B, h * w, -1)
