@@ -85,6 +85,18 @@ def nucleus_by_hand(logits, temperature, top_p):
     return out / out.sum(dim=-1, keepdim=True)
 
 
+def selective_scan_by_cumulative_sums(x, delta, A, B, C, D):
+    """A learner's selective scan without a loop: h_t from cumulative sums of Δ A."""
+    cum = torch.cumsum(delta.unsqueeze(-1) * A, dim=1)  # (batch, L, d, N)
+    L = x.shape[1]
+    keep = torch.tril(torch.ones(L, L, dtype=torch.bool))[None, :, :, None, None]
+    gaps = cum.unsqueeze(2) - cum.unsqueeze(1)  # (batch, t, s, d, N)
+    weights = torch.where(keep, torch.exp(torch.where(keep, gaps, 0)), 0)
+    h = (weights * ((delta * x).unsqueeze(-1) * B.unsqueeze(-2)).unsqueeze(1)).sum(2)
+    y = (h * C.unsqueeze(-2)).sum(-1)  # (batch, L, d)
+    return y if D is None else y + D * x
+
+
 RIGHT_ANSWERS = {
     "softmax_jacobian": (
         checks.check_softmax_jacobian,
@@ -138,6 +150,7 @@ RIGHT_ANSWERS = {
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
     "top_k_gates": (checks.check_top_k_gates, top_k_gates_by_masking),
     "rope": (checks.check_rope, rope_by_pairs),
+    "selective_scan": (checks.check_selective_scan, selective_scan_by_cumulative_sums),
     "window_attention": (checks.check_window_attention, window_attention_by_mask),
     "clip_logits": (
         checks.check_clip_logits,

@@ -55,6 +55,7 @@ from attention_qa.checks.multihead import (
     check_repeat_kv,
 )
 from attention_qa.checks.positional import check_rope
+from attention_qa.checks.recurrent import check_selective_scan
 from attention_qa.checks.tokens import check_most_frequent_pair
 from attention_qa.checks.vision import check_window_attention
 
@@ -98,4 +99,5 @@ __all__ = [
     "check_clip_logits",
     "check_sink_window_mask",
     "check_window_attention",
+    "check_selective_scan",
 ]

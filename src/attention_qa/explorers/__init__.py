@@ -32,6 +32,7 @@ from attention_qa.explorers.playground import playground_explorer
 from attention_qa.explorers.pooling import pooling_explorer
 from attention_qa.explorers.position_schemes import position_schemes_explorer
 from attention_qa.explorers.positional import positional_explorer
+from attention_qa.explorers.recurrence import recurrence_explorer
 from attention_qa.explorers.rope import rope_explorer
 from attention_qa.explorers.saturation import saturation_explorer
 from attention_qa.explorers.score_functions import score_function_explorer
@@ -79,6 +80,7 @@ BY_CHAPTER = {
     "q32": [objective_explorer],
     "q33": [budget_explorer],
     "q34": [speculative_explorer],
+    "q35": [recurrence_explorer],
     "q37": [window_explorer],
 }
 
