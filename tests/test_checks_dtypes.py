@@ -97,6 +97,14 @@ def selective_scan_by_cumulative_sums(x, delta, A, B, C, D):
     return y if D is None else y + D * x
 
 
+def merge_by_softmax_of_lses(out_a, lse_a, out_b, lse_b):
+    """A learner's merge of two partial attentions: the two weights as a softmax over the
+    pair of log-sum-exps."""
+    lses = torch.stack([lse_a, lse_b], -1)  # (..., n, 2)
+    w = torch.softmax(lses, -1)
+    return w[..., :1] * out_a + w[..., 1:] * out_b, torch.logsumexp(lses, -1)
+
+
 RIGHT_ANSWERS = {
     "softmax_jacobian": (
         checks.check_softmax_jacobian,
@@ -150,6 +158,7 @@ RIGHT_ANSWERS = {
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
     "top_k_gates": (checks.check_top_k_gates, top_k_gates_by_masking),
     "rope": (checks.check_rope, rope_by_pairs),
+    "merge_partials": (checks.check_merge_partials, merge_by_softmax_of_lses),
     "selective_scan": (checks.check_selective_scan, selective_scan_by_cumulative_sums),
     "window_attention": (checks.check_window_attention, window_attention_by_mask),
     "clip_logits": (

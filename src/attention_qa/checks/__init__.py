@@ -54,6 +54,7 @@ from attention_qa.checks.multihead import (
     check_multihead,
     check_repeat_kv,
 )
+from attention_qa.checks.parallel import check_merge_partials
 from attention_qa.checks.positional import check_rope
 from attention_qa.checks.recurrent import check_selective_scan
 from attention_qa.checks.tokens import check_most_frequent_pair
@@ -100,4 +101,5 @@ __all__ = [
     "check_sink_window_mask",
     "check_window_attention",
     "check_selective_scan",
+    "check_merge_partials",
 ]

@@ -6,6 +6,7 @@ benchmarks walk it, so a new explorer is covered once it is listed here.
 
 from attention_qa.explorers.attention_bugs import attention_bug_explorer
 from attention_qa.explorers.causal_leak import causal_leak_explorer
+from attention_qa.explorers.context_parallel import context_parallel_explorer
 from attention_qa.explorers.cross_attention import cross_attention_explorer
 from attention_qa.explorers.decode_steps import decode_step_explorer
 from attention_qa.explorers.decoding_filters import decoding_explorer
@@ -80,6 +81,7 @@ BY_CHAPTER = {
     "q32": [objective_explorer],
     "q33": [budget_explorer],
     "q34": [speculative_explorer],
+    "q36": [context_parallel_explorer],
     "q35": [recurrence_explorer],
     "q37": [window_explorer],
 }
