@@ -81,8 +81,8 @@ BY_CHAPTER = {
     "q32": [objective_explorer],
     "q33": [budget_explorer],
     "q34": [speculative_explorer],
-    "q36": [context_parallel_explorer],
     "q35": [recurrence_explorer],
+    "q36": [context_parallel_explorer],
     "q37": [window_explorer],
 }
 
