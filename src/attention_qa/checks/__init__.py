@@ -11,6 +11,7 @@ gives its feedback through ``diagnose``: the right answer, then each known slip 
 how much the answer is off.
 """
 
+from attention_qa.checks.anatomy import check_llama_parameters
 from attention_qa.checks.attention import (
     check_additive_scores,
     check_attend_one,
@@ -102,4 +103,5 @@ __all__ = [
     "check_window_attention",
     "check_selective_scan",
     "check_merge_partials",
+    "check_llama_parameters",
 ]

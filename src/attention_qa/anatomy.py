@@ -1,0 +1,384 @@
+"""The anatomy of today's open models (q38): one table of published shapes, and what they cost.
+
+``MODELS`` maps a name to an :class:`Anatomy`, the fields of the model's Hugging Face
+``config.json`` (layers, width, heads, K/V heads, head size, feed-forward, vocabulary, tied
+or not, biases, experts, MLA's ranks) and of its paper (norm and where it sits, position
+scheme, context), with the sources each row was taken from. Where a row's paper leaves a
+field out, ``not_in_paper`` names it: the value is then the released configuration's or code's
+alone.
+
+``parameter_count`` adds up the weights from those fields: the token embedding (and learned
+positions, token types and an embedding norm where a model has them), every block's
+attention (Q, K, V and output projections, or MLA's down- and up-projections), its
+feed-forward network (two matrices, three when gated; a router and experts for a
+mixture of experts), its norms, the final norm and the output head (nothing extra when it is
+tied to the embedding). ``kv_cache_bytes_per_token`` is what one token adds to the K/V
+cache of one sequence: 2 · layers · kv_heads · d_head numbers (Shazeer, 2019; Ainslie et al.,
+2023), or layers · (d_latent + d_rope) for multi-head latent attention (DeepSeek-AI, 2024).
+The tests check both against models built by Hugging Face ``transformers`` from the same
+configurations, and the counts against published totals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attention_qa.validation import require_positive_number
+
+# Marks a table entry that the model's paper does not state: its value comes from the
+# released config.json or reference code alone.
+UNSTATED_MARK = "†"
+
+
+@dataclass(frozen=True)
+class Anatomy:
+    """One model's shape. Sizes are the released configuration's (``config.json``).
+
+    ``attention`` is "MHA", "GQA", "MQA" or "MLA"; ``ffn`` "GELU MLP", "SwiGLU" or "GeGLU"
+    (the last two gated: three d × d_ff matrices); ``biases`` "all", "QKV" (on the Q, K, V
+    projections only) or "none" (norm biases aside); ``norm_place`` "pre", "post",
+    "pre and post" (a norm before and after each sub-layer) or "pre, parallel" (one norm
+    feeding attention and the feed-forward side by side). A mixture of experts has
+    ``experts`` routed experts of width ``d_ff_expert``, ``active_experts`` of them per
+    token, ``shared_experts`` always used, and ``dense_layers`` leading dense blocks of width
+    ``d_ff``. MLA (``attention == "MLA"``) has ranks ``q_rank`` (0: no query compression) and
+    ``kv_rank``, a per-head ``d_nope`` + ``d_rope`` query/key size and value size ``d_v``.
+    """
+
+    name: str
+    layers: int
+    d_model: int
+    heads: int
+    kv_heads: int
+    d_head: int
+    attention: str
+    ffn: str
+    d_ff: int
+    vocab: int
+    tied: bool
+    norm: str
+    norm_place: str
+    position: str
+    rope_base: float | None
+    context: int
+    biases: str
+    sources: tuple[str, ...]
+    kind: str = "decoder"
+    experts: int = 0
+    active_experts: int = 0
+    shared_experts: int = 0
+    d_ff_expert: int = 0
+    dense_layers: int = 0
+    q_rank: int = 0
+    kv_rank: int = 0
+    d_rope: int = 0
+    d_nope: int = 0
+    d_v: int = 0
+    window: int | None = None
+    learned_positions: int = 0
+    token_types: int = 0
+    embedding_norm: bool = False
+    pooler: bool = False
+    not_in_paper: tuple[str, ...] = ()
+    notes: str = ""
+    published_total: int | None = None
+    published_source: str = ""
+
+
+def _llama(name, layers, d, heads, kv, d_ff, vocab, context, base, sources, **kw):
+    return Anatomy(name, layers, d, heads, kv, d // heads, "MHA" if kv == heads else "GQA",
+                   "SwiGLU", d_ff, vocab, False, "RMSNorm", "pre", "RoPE", base, context,
+                   "none", sources, **kw)
+
+
+KERAS = "KerasHub preset metadata, keras_hub/src/models/{}/{}_presets.py ({})"
+MODELS: dict[str, Anatomy] = {m.name: m for m in (
+    Anatomy(
+        "GPT-2", 12, 768, 12, 12, 64, "MHA", "GELU MLP", 3072, 50257, True, "LayerNorm", "pre",
+        "learned", None, 1024, "all",
+        ("Radford et al. (2019), §2.2 (vocabulary 50,257), §2.3 (layer norm at each "
+         "sub-block's input and after the last block; context 1,024), Table 2 (12 layers, "
+         "d_model 768, listed as 117M)", "Hugging Face gpt2, config.json"),
+        learned_positions=1024, not_in_paper=("heads", "d_ff"),
+        notes="The paper's Table 2 says 117M; the released weights hold 124,439,808.",
+        published_total=124_439_808,
+        published_source=KERAS.format("gpt2", "gpt2", "gpt2_base_en"),
+    ),
+    Anatomy(
+        "BERT-base", 12, 768, 12, 12, 64, "MHA", "GELU MLP", 3072, 30522, True, "LayerNorm",
+        "post", "learned", None, 512, "all",
+        ("Devlin et al. (2019), §3 (L = 12, H = 768, A = 12, 110M; a 30,000-token WordPiece "
+         "vocabulary), Appendix A.2 (GELU; sequences of 512)",
+         "Hugging Face bert-base-uncased, config.json"),
+        kind="encoder", learned_positions=512, token_types=2, embedding_norm=True, pooler=True,
+        notes="Counted as the bare encoder with its pooler (BertModel); the masked-LM head "
+              "reuses the embedding.",
+        published_total=109_482_240,
+        published_source=KERAS.format("bert", "bert", "bert_base_en_uncased"),
+    ),
+    _llama("LLaMA-1-7B", 32, 4096, 32, 32, 11008, 32000, 2048, 10000.0,
+           ("Touvron et al. (2023a), §2.2 (pre-normalisation with RMSNorm, SwiGLU with a "
+            "2/3·4d hidden size, RoPE), Table 2 (dim 4096, 32 heads, 32 layers)",
+            "Touvron et al. (2023b), Table 1 (LLaMA 1: 2k context)",
+            "Hugging Face huggyllama/llama-7b, config.json"),
+           not_in_paper=("d_ff", "rope_base")),
+    _llama("Llama-2-7B", 32, 4096, 32, 32, 11008, 32000, 4096, 10000.0,
+           ("Touvron et al. (2023b), §2.2 and Table 1 (4k context; GQA only in 34B and 70B)",
+            "Hugging Face meta-llama/Llama-2-7b-hf, config.json"),
+           not_in_paper=("d_ff", "rope_base"), published_total=6_738_415_616,
+           published_source=KERAS.format("llama", "llama", "llama2_7b_en")),
+    _llama("Llama-2-70B", 80, 8192, 64, 8, 28672, 32000, 4096, 10000.0,
+           ("Touvron et al. (2023b), §2.2, Table 1 and Appendix A.2.1 (GQA with 8 K/V "
+            "heads)", "Hugging Face meta-llama/Llama-2-70b-hf, config.json"),
+           not_in_paper=("d_ff", "rope_base")),
+    _llama("Llama-3-8B", 32, 4096, 32, 8, 14336, 128256, 8192, 500000.0,
+           ("Llama Team (2024), The Llama 3 Herd of Models, Table 3 (32 layers, 4,096 wide, "
+            "FFN 14,336, 32 heads, 8 K/V heads, vocabulary 128,000, RoPE θ = 500,000)",
+            "Hugging Face meta-llama/Meta-Llama-3-8B, config.json (vocab_size 128,256)"),
+           notes="The paper's vocabulary is 128,000 tokens; the embedding has 128,256 rows "
+                 "(256 reserved special tokens).",
+           published_total=8_030_261_248,
+           published_source=KERAS.format("llama3", "llama3", "llama3_8b_en")),
+    Anatomy(
+        "Mistral-7B", 32, 4096, 32, 8, 128, "GQA", "SwiGLU", 14336, 32000, False, "RMSNorm",
+        "pre", "RoPE", 10000.0, 8192, "none",
+        ("Jiang et al. (2023), arXiv:2310.06825, Table 1 (dim 4096, 32 layers, head_dim 128, "
+         "hidden_dim 14336, 32 heads, 8 K/V heads, window 4096, context_len 8192, vocab "
+         "32000), §2 (sliding window attention, rolling buffer cache)",
+         "Hugging Face mistralai/Mistral-7B-v0.1, config.json"),
+        window=4096, not_in_paper=("ffn", "norm", "norm_place", "rope_base"),
+        notes="config.json's max_position_embeddings is 32,768; the paper's context_len is "
+              "8,192.",
+        published_total=7_241_732_096,
+        published_source=KERAS.format("mistral", "mistral", "mistral_7b_en"),
+    ),
+    Anatomy(
+        "Mixtral-8x7B", 32, 4096, 32, 8, 128, "GQA", "SwiGLU", 14336, 32000, False, "RMSNorm",
+        "pre", "RoPE", 1e6, 32768, "none",
+        ("Jiang et al. (2024), arXiv:2401.04088, Table 1 (as Mistral 7B, context_len 32768, "
+         "8 experts, top-2), §2 (47B parameters, 13B active)",
+         "Hugging Face mistralai/Mixtral-8x7B-v0.1, config.json"),
+        experts=8, active_experts=2, d_ff_expert=14336,
+        not_in_paper=("norm", "norm_place", "rope_base"),
+        published_total=46_702_792_704,
+        published_source=KERAS.format("mixtral", "mixtral", "mixtral_8_7b_en"),
+    ),
+    Anatomy(
+        "Qwen2-7B", 28, 3584, 28, 4, 128, "GQA", "SwiGLU", 18944, 152064, False, "RMSNorm",
+        "pre", "RoPE", 1e6, 32768, "QKV",
+        ("Yang et al. (2024), Qwen2 Technical Report, §2.2.1 (GQA, SwiGLU, RoPE, QKV bias, "
+         "RMSNorm, pre-normalisation), Table 1 (3,584 wide, 28 layers, 28 query and 4 K/V "
+         "heads, head size 128, intermediate 18,944, vocabulary 151,646), §3.2 (context "
+         "extended from 4,096 to 32,768 tokens, RoPE base from 10,000 to 1,000,000)",
+         "Hugging Face Qwen/Qwen2-7B, config.json"),
+        notes="The report's vocabulary is 151,646 tokens; the embedding has 152,064 rows.",
+    ),
+    Anatomy(
+        "Qwen2.5-7B", 28, 3584, 28, 4, 128, "GQA", "SwiGLU", 18944, 152064, False, "RMSNorm",
+        "pre", "RoPE", 1e6, 131072, "QKV",
+        ("Qwen Team (2024), Qwen2.5 Technical Report, §2 (the Qwen2 block), Table 1 "
+         "(28 layers, 28/4 heads, untied, context 128K)",
+         "Hugging Face Qwen/Qwen2.5-7B, config.json"),
+    ),
+    Anatomy(
+        "Gemma-7B", 28, 3072, 16, 16, 256, "MHA", "GeGLU", 24576, 256000, True, "RMSNorm",
+        "pre", "RoPE", 10000.0, 8192, "none",
+        ("Gemma Team (2024a), arXiv:2403.08295, Table 1 (28 layers, feed-forward 49152 = "
+         "2 × 24,576 for the gate and up halves, 16 heads and 16 K/V heads of size 256, "
+         "vocabulary 256,128), §2 (MQA in the 2B model only, RoPE, GeGLU, RMSNorm at each "
+         "sub-layer's input, shared input and output embeddings, context 8192)",
+         "Hugging Face google/gemma-7b, config.json (hidden_size 3072, vocab_size 256,000)"),
+        not_in_paper=("rope_base",),
+        published_total=8_537_680_896,
+        published_source=KERAS.format("gemma", "gemma", "gemma_7b_en"),
+    ),
+    Anatomy(
+        "Gemma-2-9B", 42, 3584, 16, 8, 256, "GQA", "GeGLU", 14336, 256000, True, "RMSNorm",
+        "pre and post", "RoPE", 10000.0, 8192, "none",
+        ("Gemma Team (2024b), arXiv:2408.00118, Table 1 (d_model 3584, 42 layers, pre-norm "
+         "and post-norm, GeGLU, feed-forward 28672 = 2 × 14,336, GQA with 16 heads and 8 K/V "
+         "heads of size 256, global span 8192, sliding window 4096, vocabulary 256,128, tied)",
+         "Hugging Face google/gemma-2-9b, config.json"),
+        window=4096, not_in_paper=("rope_base",),
+        notes="Local (4,096-token window) and global layers alternate.",
+        published_total=9_241_705_984,
+        published_source=KERAS.format("gemma", "gemma", "gemma2_9b_en"),
+    ),
+    Anatomy(
+        "Falcon-7B", 32, 4544, 71, 1, 64, "MQA", "GELU MLP", 18176, 65024, True, "LayerNorm",
+        "pre, parallel", "RoPE", 10000.0, 2048, "none",
+        ("Hugging Face tiiuae/falcon-7b, model card (32 layers, d_model 4544, head_dim 64, "
+         "vocabulary 65024, sequence length 2048; multiquery, parallel attention/MLP, "
+         "rotary) and config.json",
+         "Almazrouei et al. (2023), arXiv:2311.16867"),
+        not_in_paper=("rope_base",),
+    ),
+    Anatomy(
+        "BLOOM-176B", 70, 14336, 112, 112, 128, "MHA", "GELU MLP", 57344, 250880, True,
+        "LayerNorm", "pre", "ALiBi", None, 2048, "all",
+        ("BigScience Workshop (2022), arXiv:2211.05100, §3.2 (ALiBi, a layer norm after the "
+         "embedding), Table 3 (70 layers, 112 heads, hidden 14,336, sequence length 2,048)",
+         "Hugging Face bigscience/bloom, config.json (vocab_size 250,880)"),
+        embedding_norm=True,
+        notes="The tokenizer has 250,680 tokens; the embedding is padded to 250,880 rows.",
+    ),
+    Anatomy(
+        "DeepSeek-V2", 60, 5120, 128, 128, 128, "MLA", "SwiGLU", 12288, 102400, False,
+        "RMSNorm", "pre", "RoPE", 10000.0, 131072, "none",
+        ("DeepSeek-AI (2024a), arXiv:2405.04434, §2.1 (MLA), §3.1.2 (60 layers, hidden "
+         "5120, 128 heads of 128, d_c = 512, d_c' = 1536, RoPE dimension 64; MoE in all but "
+         "the first layer: 2 shared and 160 routed experts of width 1536, 6 routed per "
+         "token; 236B total, 21B activated), context 128K after YaRN",
+         "Hugging Face deepseek-ai/DeepSeek-V2, config.json"),
+        experts=160, active_experts=6, shared_experts=2, d_ff_expert=1536, dense_layers=1,
+        q_rank=1536, kv_rank=512, d_rope=64, d_nope=128, d_v=128,
+        not_in_paper=("d_ff",),
+    ),
+    Anatomy(
+        "DeepSeek-V3", 61, 7168, 128, 128, 128, "MLA", "SwiGLU", 18432, 129280, False,
+        "RMSNorm", "pre", "RoPE", 10000.0, 131072, "none",
+        ("DeepSeek-AI (2024b), arXiv:2412.19437, §4.2 (61 layers, hidden 7168, 128 heads of "
+         "128, d_c = 512, d_c' = 1536, RoPE dimension 64; MoE in all but the first three "
+         "layers: 1 shared and 256 routed experts of width 2048, 8 routed per token; 671B "
+         "total, 37B activated; one multi-token-prediction module)",
+         "Hugging Face deepseek-ai/DeepSeek-V3, config.json"),
+        experts=256, active_experts=8, shared_experts=1, d_ff_expert=2048, dense_layers=3,
+        q_rank=1536, kv_rank=512, d_rope=64, d_nope=128, d_v=128,
+        not_in_paper=("d_ff",),
+        notes="Counted without the multi-token-prediction module (about 14B more in the "
+              "released checkpoint) and without the routers' bias terms.",
+    ),
+)}
+
+PARTS = ("embedding", "attention", "feed-forward", "norms", "output head")
+
+
+def _model(name: str) -> Anatomy:
+    if name not in MODELS:
+        raise ValueError(f"name must be one of {list(MODELS)}, got {name!r}")
+    return MODELS[name]
+
+
+def parameter_count(name: str) -> int:
+    """Every weight of the model ``name``: embedding, blocks, final norm and output head."""
+    return sum(parameter_parts(name).values())
+
+
+def parameter_parts(name: str) -> dict[str, int]:
+    """The weights of ``name`` by part (the keys of ``PARTS``), counted from its fields."""
+    m = _model(name)
+    d, L = m.d_model, m.layers
+    norm = 2 * d if m.norm == "LayerNorm" else d  # LayerNorm has a bias, RMSNorm none
+    embedding = (m.vocab + m.learned_positions + m.token_types) * d
+    norms = norm if m.embedding_norm else 0
+    attention = L * _attention_weights(m)
+    if m.attention == "MLA":
+        norms += L * ((m.q_rank if m.q_rank else 0) + m.kv_rank)  # the latents' RMSNorms
+    dense = 0 if m.experts else L
+    feed_forward = dense * _ffn_weights(m, m.d_ff)
+    if m.experts:
+        moe_layers = L - m.dense_layers
+        feed_forward += m.dense_layers * _ffn_weights(m, m.d_ff)
+        feed_forward += moe_layers * (d * m.experts  # the router
+                                      + (m.experts + m.shared_experts)
+                                      * _ffn_weights(m, m.d_ff_expert))
+    per_block = {"pre": 2, "post": 2, "pre and post": 4, "pre, parallel": 1}[m.norm_place]
+    norms += L * per_block * norm
+    final = 0 if m.kind == "encoder" else norm  # BERT's last norm is its last block's
+    head = (d * d + d) if m.pooler else (0 if m.tied else m.vocab * d)
+    return {"embedding": embedding, "attention": attention, "feed-forward": feed_forward,
+            "norms": norms + final, "output head": head}
+
+
+def _attention_weights(m: Anatomy) -> int:
+    """One block's attention weights (its norms are counted with the other norms)."""
+    d = m.d_model
+    if m.attention == "MLA":
+        qk = m.d_nope + m.d_rope
+        query = (d * m.q_rank + m.q_rank * m.heads * qk) if m.q_rank else d * m.heads * qk
+        latent = d * (m.kv_rank + m.d_rope)  # the compressed c_KV and the shared RoPE key
+        up = m.kv_rank * m.heads * (m.d_nope + m.d_v)  # W_UK and W_UV
+        return query + latent + up + m.heads * m.d_v * d
+    q, kv = m.heads * m.d_head, m.kv_heads * m.d_head
+    weights = d * (q + 2 * kv) + q * d
+    bias = {"all": q + 2 * kv + d, "QKV": q + 2 * kv, "none": 0}[m.biases]
+    return weights + bias
+
+
+def _ffn_weights(m: Anatomy, width: int) -> int:
+    """One feed-forward network of hidden ``width``: 3 matrices if gated, else 2."""
+    matrices = 3 if m.ffn in ("SwiGLU", "GeGLU") else 2
+    bias = width + m.d_model if m.biases == "all" else 0
+    return matrices * m.d_model * width + bias
+
+
+def active_parameter_count(name: str) -> int:
+    """The weights one token uses: for a mixture of experts, only its routed experts and
+    the shared ones (the embedding's one row is counted whole, as papers count it)."""
+    m = _model(name)
+    total = parameter_count(name)
+    if not m.experts:
+        return total
+    idle = (m.layers - m.dense_layers) * (m.experts - m.active_experts)
+    return total - idle * _ffn_weights(m, m.d_ff_expert)
+
+
+def kv_cache_bytes_per_token(name: str, bytes_per_element: float = 2) -> int:
+    """Bytes one token adds to one sequence's K/V cache, over all layers: 2 · layers ·
+    kv_heads · d_head elements, or layers · (d_latent + d_rope) with MLA (DeepSeek-V2,
+    §2.1.2 and Table 1). A sliding window caps how many tokens are kept, not this."""
+    m = _model(name)
+    require_positive_number("bytes_per_element", bytes_per_element)
+    if m.kind == "encoder":
+        raise ValueError(f"{name} is an encoder: it reads its whole input at once and keeps "
+                         "no K/V cache")
+    elements = m.kv_rank + m.d_rope if m.attention == "MLA" else 2 * m.kv_heads * m.d_head
+    total = m.layers * elements * bytes_per_element
+    if total != int(total):
+        raise ValueError(f"bytes_per_element={bytes_per_element} gives a fractional number "
+                         f"of bytes per token ({total})")
+    return int(total)
+
+
+def kv_sharing(name: str) -> str:
+    """How many query heads share one K/V head, in words (MLA shares one latent)."""
+    m = _model(name)
+    if m.attention == "MLA":
+        return f"one {m.kv_rank}-wide latent + a {m.d_rope}-wide RoPE key for {m.heads} heads"
+    if m.kv_heads == m.heads:
+        return "every head its own K and V"
+    return f"{m.heads // m.kv_heads} query heads per K/V head"
+
+
+def table_rows(names=None) -> list[dict[str, str]]:
+    """The table as strings, one dict per model; a value its paper does not state is marked
+    with ``UNSTATED_MARK`` (it comes from the released configuration or code alone)."""
+    rows = []
+    for name in names or MODELS:
+        m = _model(name)
+
+        def show(field_name, text, unstated=m.not_in_paper):
+            return f"{text} {UNSTATED_MARK}" if field_name in unstated else text
+
+        moe = (f"{m.experts} × {m.d_ff_expert:,}, top-{m.active_experts}"
+               + (f" + {m.shared_experts} shared" if m.shared_experts else "")
+               if m.experts else "dense")
+        rows.append({
+            "model": name,
+            "layers": str(m.layers),
+            "d_model": f"{m.d_model:,}",
+            "heads / K/V heads": show("heads", f"{m.heads} / {m.kv_heads}"
+                                      if m.attention != "MLA" else f"{m.heads} / latent"),
+            "attention": m.attention + (f", window {m.window:,}" if m.window else ""),
+            "d_head": str(m.d_head),
+            "FFN": show("ffn", m.ffn) + ", " + show("d_ff", f"{m.d_ff:,}"),
+            "MoE": moe,
+            "norm": show("norm", m.norm) + ", " + show("norm_place", m.norm_place),
+            "position": m.position + (", base " + show("rope_base", f"{m.rope_base:,.0f}")
+                                      if m.rope_base else ""),
+            "context": f"{m.context:,}",
+            "vocab": f"{m.vocab:,}",
+            "tied": "yes" if m.tied else "no",
+            "biases": m.biases,
+        })
+    return rows
