@@ -97,7 +97,8 @@ def _hf_count(name):
     return sum(p.numel() for p in model.parameters())
 
 
-# Every row but LLaMA-1-7B and Qwen2.5-7B, whose shapes are Llama-2-7B's and Qwen2-7B's.
+# Every row but LLaMA-1-7B and Qwen2.5-7B, whose shapes are Llama-2-7B's and Qwen2-7B's, and
+# PaLM, which transformers does not implement.
 @pytest.mark.parametrize("name", ["GPT-2", "BERT-base", "Llama-2-7B", "Llama-2-70B",
                                   "Llama-3-8B", "Mistral-7B",
                                   "Mixtral-8x7B", "Qwen2-7B", "Gemma-7B", "Gemma-2-9B",
@@ -126,6 +127,7 @@ def test_active_parameters_match_the_papers_rounded_figures():
     assert int(active_parameter_count("DeepSeek-V3") / 1e9) == 37
     assert round(parameter_count("DeepSeek-V2") / 1e9) == 236
     assert round(parameter_count("DeepSeek-V3") / 1e9) == 671
+    assert round(parameter_count("PaLM-540B") / 1e9) == 540  # Chowdhery et al. (2022)
     assert active_parameter_count("Llama-2-7B") == parameter_count("Llama-2-7B")
 
 
@@ -163,5 +165,6 @@ def test_table_marks_what_a_paper_leaves_out():
     assert UNSTATED_MARK in rows["Mistral-7B"]["norm"]
     assert UNSTATED_MARK not in rows["Gemma-2-9B"]["norm"]
     assert rows["Falcon-7B"]["attention"] == "MQA"
+    assert rows["PaLM-540B"]["position"] == "RoPE, base not stated"
     for m in MODELS.values():
         assert m.sources and all(isinstance(s, str) and s for s in m.sources)

@@ -28,6 +28,7 @@ from attention_qa.validation import require_positive_number
 # Marks a table entry that the model's paper does not state: its value comes from the
 # released config.json or reference code alone.
 UNSTATED_MARK = "†"
+NOT_STATED = "not stated"  # what the table shows where no source here gives a value
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class Anatomy:
     token, ``shared_experts`` always used, and ``dense_layers`` leading dense blocks of width
     ``d_ff``. MLA (``attention == "MLA"``) has ranks ``q_rank`` (0: no query compression) and
     ``kv_rank``, a per-head ``d_nope`` + ``d_rope`` query/key size and value size ``d_v``.
+    ``not_in_paper`` names fields the paper does not state (their values come from the
+    released config or code); ``not_stated`` those that no source here states at all.
     """
 
     name: str
@@ -80,6 +83,7 @@ class Anatomy:
     embedding_norm: bool = False
     pooler: bool = False
     not_in_paper: tuple[str, ...] = ()
+    not_stated: tuple[str, ...] = ()
     notes: str = ""
     published_total: int | None = None
     published_source: str = ""
@@ -223,6 +227,17 @@ MODELS: dict[str, Anatomy] = {m.name: m for m in (
         notes="The tokenizer has 250,680 tokens; the embedding is padded to 250,880 rows.",
     ),
     Anatomy(
+        "PaLM-540B", 118, 18432, 48, 1, 256, "MQA", "SwiGLU", 73728, 256000, True,
+        "LayerNorm", "pre, parallel", "RoPE", None, 2048, "none",
+        ("Chowdhery et al. (2022), arXiv:2204.02311, §2 (SwiGLU, parallel layers, "
+         "multi-query attention, RoPE, shared input-output embeddings, no biases in dense "
+         "kernels or layer norms, a 256k SentencePiece vocabulary), Table 1 (118 layers, 48 "
+         "heads, d_model 18432; d_ff = 4 · d_model, heads of 256; 540B parameters)",),
+        not_stated=("rope_base",),
+        notes="Weights not released: counted from the paper alone, taking its '256k' "
+              "vocabulary as 256,000 rows and its layer norms without bias (§2).",
+    ),
+    Anatomy(
         "DeepSeek-V2", 60, 5120, 128, 128, 128, "MLA", "SwiGLU", 12288, 102400, False,
         "RMSNorm", "pre", "RoPE", 10000.0, 131072, "none",
         ("DeepSeek-AI (2024a), arXiv:2405.04434, §2.1 (MLA), §3.1.2 (60 layers, hidden "
@@ -268,7 +283,8 @@ def parameter_parts(name: str) -> dict[str, int]:
     """The weights of ``name`` by part (the keys of ``PARTS``), counted from its fields."""
     m = _model(name)
     d, L = m.d_model, m.layers
-    norm = 2 * d if m.norm == "LayerNorm" else d  # LayerNorm has a bias, RMSNorm none
+    # LayerNorm has a bias, RMSNorm none; PaLM dropped the layer norms' biases too (§2)
+    norm = 2 * d if m.norm == "LayerNorm" and m.name != "PaLM-540B" else d
     embedding = (m.vocab + m.learned_positions + m.token_types) * d
     norms = norm if m.embedding_norm else 0
     attention = L * _attention_weights(m)
@@ -375,7 +391,9 @@ def table_rows(names=None) -> list[dict[str, str]]:
             "MoE": moe,
             "norm": show("norm", m.norm) + ", " + show("norm_place", m.norm_place),
             "position": m.position + (", base " + show("rope_base", f"{m.rope_base:,.0f}")
-                                      if m.rope_base else ""),
+                                      if m.rope_base else
+                                      f", base {NOT_STATED}" if "rope_base" in m.not_stated
+                                      else ""),
             "context": f"{m.context:,}",
             "vocab": f"{m.vocab:,}",
             "tied": "yes" if m.tied else "no",
