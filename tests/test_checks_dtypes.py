@@ -158,8 +158,8 @@ RIGHT_ANSWERS = {
     "previous_token_score": (checks.check_previous_token_score, previous_token_score),
     "top_k_gates": (checks.check_top_k_gates, top_k_gates_by_masking),
     "rope": (checks.check_rope, rope_by_pairs),
-    "merge_partials": (checks.check_merge_partials, merge_by_softmax_of_lses),
     "selective_scan": (checks.check_selective_scan, selective_scan_by_cumulative_sums),
+    "merge_partials": (checks.check_merge_partials, merge_by_softmax_of_lses),
     "window_attention": (checks.check_window_attention, window_attention_by_mask),
     "clip_logits": (
         checks.check_clip_logits,

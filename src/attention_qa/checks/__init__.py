@@ -100,8 +100,8 @@ __all__ = [
     "check_blocks_needed",
     "check_clip_logits",
     "check_sink_window_mask",
-    "check_window_attention",
     "check_selective_scan",
     "check_merge_partials",
+    "check_window_attention",
     "check_llama_parameters",
 ]
