@@ -147,7 +147,7 @@ def test_latent_tokens_round_trip_in_row_major_order():
     tokens = latent_to_tokens(latent)
     assert tokens.shape == (2, 20, 3) and tokens[1, 5 * 2 + 3, 1] == latent[1, 1, 2, 3]
     assert torch.equal(tokens_to_latent(tokens, 4, 5), latent)
-    with pytest.raises(ValueError, match="H·W = 4·4 = 16"):
+    with pytest.raises(ValueError, match="h·w = 4·4 = 16"):
         tokens_to_latent(tokens, 4, 4)
 
 
@@ -234,3 +234,20 @@ def test_mrope_positions_follow_qwen2_vl():
                             [0, 1, 2, 3, 4, 2, 3, 4, 5, 6]]
     with pytest.raises(ValueError, match="sum"):
         mrope(torch.randn(3, 8), pos[:, :3], (1, 1, 1))
+
+
+def test_text_after_an_image_resumes_at_its_start_plus_the_longer_side():
+    for before, gh, gw in ((1, 2, 4), (0, 16, 16), (3, 5, 2), (2, 1, 7)):
+        pos = mrope_positions(before, gh, gw, 1)
+        assert int(pos[0, -1]) == before + max(gh, gw)
+
+
+def test_a_shift_makes_smaller_windows_along_all_four_edges():
+    h = w = 8
+    mask = window_mask(h, w, 4, 2)
+    sizes = sorted(int(n) for n in torch.unique(mask.int(), dim=0, return_counts=True)[1])
+    # rows with the same pattern = patches of one window; count patches per window
+    assert sizes == [4] * 4 + [8] * 4 + [16]
+    mask = window_mask(12, 12, 4, 1)  # strips 1 wide at the top/left, 3 at the bottom/right
+    sizes = sorted(int(n) for n in torch.unique(mask.int(), dim=0, return_counts=True)[1])
+    assert sizes == sorted([1, 3, 3, 9] + [4, 4, 12, 12] * 2 + [16] * 4)

@@ -1,5 +1,6 @@
 """Attention over images and in diffusion (q37): windows over the patch grid, learned
-queries, text cross-attention into a latent, and rotary positions in two and three axes.
+queries, text cross-attention into a U-Net's feature maps, and rotary positions in two
+and three axes.
 
 * Swin's window attention (Liu et al., 2021, §3.2): the h × w patch grid is cut into
   M × M windows and each patch attends only inside its own window; every other layer the
@@ -11,11 +12,16 @@ queries, text cross-attention into a latent, and rotary positions in two and thr
 * Learned queries (DETR's object queries, Carion et al., 2020, §3.2; BLIP-2's Q-Former
   queries, Li et al., 2023, §3.1): a fixed set of trained vectors that cross-attend to image
   features, ``learned_query_attention``.
-* A diffusion U-Net's latent (B, C, H, W) read as H·W tokens that cross-attend to text
-  features (Rombach et al., 2022, §3.3; CompVis/stable-diffusion's ``SpatialTransformer``),
-  and classifier-free guidance (Ho and Salimans, 2022).
+* A diffusion U-Net's intermediate feature map φ(z), (B, C, h, w) with C = 320 to 1,280 in
+  Stable Diffusion v1 (not the 4-channel latent z itself), read as h·w tokens whose
+  projections cross-attend to text features (Rombach et al., 2022, §3.3;
+  CompVis/stable-diffusion's ``SpatialTransformer``), and classifier-free guidance (Ho and
+  Salimans, 2022).
 * RoPE (q25) over two axes and, as Qwen2-VL's M-RoPE (Wang et al., 2024, §2.1), over
   (t, h, w).
+
+Notation: H, W are pixels; h, w are the token grid (Swin's Eq. 1 and 2), so the number of
+heads is ``num_heads``, never h.
 """
 
 import math
@@ -71,8 +77,11 @@ def window_mask(h: int, w: int, window: int, shift: int = 0) -> torch.Tensor:
 
     Two patches share a window when ⌊(row − s)/M⌋ and ⌊(col − s)/M⌋ agree: with s = 0 the
     regular M × M windows; with s > 0 windows whose borders moved s patches right and down,
-    the strips they leave at the top and left edges forming windows of their own (Swin's
-    Figure 2, right). Equal to ``window_attention``'s pattern (tested).
+    so the windows along every edge are smaller: strips s patches wide at the top and left,
+    M − s wide at the bottom and right. With Swin's s = ⌊M/2⌋ and even M that is four
+    corner windows, edge windows along all four sides and full M × M windows inside, e.g. on
+    an 8 × 8 grid with M = 4: four 2 × 2 corners, four 2 × 4 edges and one 4 × 4 centre
+    (Swin's Figure 2, right). Equal to ``window_attention``'s pattern (tested).
     """
     _check_grid((h, w), window, shift)
     rows = torch.div(torch.arange(h) - shift, window, rounding_mode="floor")  # (h,)
@@ -142,42 +151,44 @@ def learned_query_attention(queries: torch.Tensor, memory: torch.Tensor):
 
 
 def latent_to_tokens(latent: torch.Tensor) -> torch.Tensor:
-    """(B, C, H, W) → (B, H·W, C): one token per latent pixel, row by row ('b c h w -> b (h w)
-    c' in Stable Diffusion's SpatialTransformer)."""
+    """(B, C, h, w) → (B, h·w, C): one token per pixel of a feature map, row by row ('b c h w
+    -> b (h w) c' in Stable Diffusion's SpatialTransformer, applied to the U-Net's features)."""
     require_tensor("latent", latent)
     if latent.ndim != 4:
-        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, H, W)")
-    return latent.flatten(2).transpose(1, 2)  # (B, H·W, C)
+        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, h, w)")
+    return latent.flatten(2).transpose(1, 2)  # (B, h·w, C)
 
 
-def tokens_to_latent(tokens: torch.Tensor, H: int, W: int) -> torch.Tensor:
-    """(B, H·W, C) → (B, C, H, W), the inverse of ``latent_to_tokens``."""
+def tokens_to_latent(tokens: torch.Tensor, h: int, w: int) -> torch.Tensor:
+    """(B, h·w, C) → (B, C, h, w), the inverse of ``latent_to_tokens``."""
     require_tensor("tokens", tokens)
-    require_positive_int("H", H)
-    require_positive_int("W", W)
-    if tokens.ndim != 3 or tokens.shape[1] != H * W:
-        raise ValueError(f"tokens has shape {shape_str(tokens.shape)} but must be (B, H·W, C) "
-                         f"with H·W = {H}·{W} = {H * W}")
-    return tokens.transpose(1, 2).reshape(tokens.shape[0], -1, H, W)  # (B, C, H, W)
+    require_positive_int("h", h)
+    require_positive_int("w", w)
+    if tokens.ndim != 3 or tokens.shape[1] != h * w:
+        raise ValueError(f"tokens has shape {shape_str(tokens.shape)} but must be (B, h·w, C) "
+                         f"with h·w = {h}·{w} = {h * w}")
+    return tokens.transpose(1, 2).reshape(tokens.shape[0], -1, h, w)  # (B, C, h, w)
 
 
 def text_cross_attention(latent: torch.Tensor, text: torch.Tensor, w_q: torch.Tensor,
                          w_k: torch.Tensor, w_v: torch.Tensor, num_heads: int = 1):
-    """The latent's pixels attend to the text: a diffusion U-Net's cross-attention.
+    """A diffusion U-Net's cross-attention: the pixels of a feature map attend to the text.
 
-    latent: (B, C, H, W); text: (B, L, d_text), e.g. CLIP's (B, 77, 768) for Stable
-    Diffusion v1; w_q: (C, d), w_k and w_v: (d_text, d), d divisible by num_heads.
-    Queries come from the H·W latent tokens, keys and values from the L text tokens.
-    Returns (output (B, d, H, W), weights (B, num_heads, H·W, L)); no output projection.
+    latent: (B, C, h, w), the U-Net's intermediate feature map at one resolution (320, 640
+    or 1,280 channels in Stable Diffusion v1, not the 4-channel latent); text: (B, L,
+    d_text), e.g. CLIP's (B, 77, 768) for Stable Diffusion v1; w_q: (C, d), w_k and w_v:
+    (d_text, d), d divisible by num_heads. Queries are projections of the h·w feature
+    tokens, keys and values of the L text tokens. Returns (output (B, d, h, w), weights
+    (B, num_heads, h·w, L)); no output projection.
     """
     require_tensor("latent", latent, floating=True)
     require_tensor("text", text, floating=True)
     if latent.ndim != 4:
-        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, H, W)")
+        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, h, w)")
     if text.ndim != 3 or text.shape[0] != latent.shape[0]:
         raise ValueError(f"text has shape {shape_str(text.shape)} but must be (B, L, d_text) "
                          f"with B = {latent.shape[0]}")
-    B, C, H, W = latent.shape
+    B, C, h, w = latent.shape
     d_text = text.shape[-1]
     require_positive_int("num_heads", num_heads)
     if w_q.ndim != 2 or w_q.shape[0] != C:
@@ -189,13 +200,13 @@ def text_cross_attention(latent: torch.Tensor, text: torch.Tensor, w_q: torch.Te
                              f"= ({d_text}, {d})")
     if d % num_heads:
         raise ValueError(f"num_heads={num_heads} must divide d={d}")
-    q = latent_to_tokens(latent) @ w_q  # (B, H·W, d)
+    q = latent_to_tokens(latent) @ w_q  # (B, h·w, d)
     k, v = text @ w_k, text @ w_v  # (B, L, d) each
     q, k, v = (x.unflatten(-1, (num_heads, -1)).transpose(1, 2) for x in (q, k, v))
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d // num_heads)  # (B, h, H·W, L)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d // num_heads)  # (B, num_heads, h·w, L)
     weights = scores.softmax(dim=-1)
-    out = (weights @ v).transpose(1, 2).flatten(2)  # (B, H·W, d)
-    return tokens_to_latent(out, H, W), weights  # (B, d, H, W), (B, h, H·W, L)
+    out = (weights @ v).transpose(1, 2).flatten(2)  # (B, h·w, d)
+    return tokens_to_latent(out, h, w), weights  # (B, d, h, w), (B, num_heads, h·w, L)
 
 
 def classifier_free_guidance(eps_uncond: torch.Tensor, eps_cond: torch.Tensor,
@@ -273,7 +284,9 @@ def mrope_positions(text_before: int, grid_h: int, grid_w: int, text_after: int)
 
     Text tokens get t = h = w = their index; the image's tokens share one t (the index where
     the image starts) and take h and w from their row and column, offset by that start; the
-    text after the image resumes one past the largest position used (Qwen2-VL, §2.1). n =
+    text after the image resumes one past the largest position used (Qwen2-VL, §2.1), i.e.
+    at text_before + max(grid_h, grid_w). grid_h, grid_w are the grid the LLM sees, after
+    Qwen2-VL's 2 × 2 merge (``llm_grid_h`` in Transformers' ``get_rope_index``). n =
     text_before + grid_h·grid_w + text_after.
     """
     require_nonnegative_int("text_before", text_before)

@@ -1,8 +1,9 @@
 """q37's explorer: the patch grid, Swin's window size and shift → which patches one patch
 attends to, and what window attention costs against global attention.
 
-The grid is drawn with its windows as alternating greys (under a shift, the strips at the
-top and left edges are windows of their own), the chosen patch in red and the patches it
+The grid is drawn with its windows as alternating greys (under a shift s, the windows
+along every edge are smaller: s wide at the top and left, M − s at the bottom and right),
+the chosen patch in red and the patches it
 attends to in blue, from ``vision.window_mask`` (equal to the cyclic-shift computation,
 ``vision.window_attention``; tested). The bars are Swin's Eq. (1) and (2) at the width
 C = 96 of Swin-T's first stage (Liu et al., 2021, §3.2 and §3.3), global attention = 1.
@@ -96,8 +97,10 @@ def window_explorer() -> Explorer:
         WindowView(),
         caption=(
             "Each square is a patch; alternating greys mark the windows. Shifted, the windows' "
-            "borders move ⌊M/2⌋ patches right and down, and the strips left at the top and "
-            "left edges are windows of their own, as Swin's cyclic shift and mask make them. "
+            "borders move s = ⌊M/2⌋ patches right and down, so the windows along all four "
+            "edges are smaller (s wide at the top and left, M − s at the bottom and right; "
+            "with an even M, four small corners and the edge strips between them), as Swin's "
+            "cyclic shift and mask make them. "
             f"Bars: Swin's Eq. (1) and (2) at C = {WIDTH}, global attention = 1."
         ),
     )
