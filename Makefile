@@ -20,6 +20,10 @@ export IPYTHONDIR := $(STATE)/ipython
 export JUPYTER_CONFIG_DIR := $(STATE)/jupyter/config
 export JUPYTER_DATA_DIR := $(STATE)/jupyter/data
 export JUPYTER_RUNTIME_DIR := $(STATE)/jupyter/runtime
+## The models q22 and q30 train (src/attention_qa/training.py, trained_once) are trained once
+## per machine setting and package state and kept in _build/.trained for the other notebooks,
+## explorers and tests that need them; each setting trains for itself.
+export ATTENTION_QA_TRAINED := $(CURDIR)/_build/.trained
 
 setup: $(STAMP)
 

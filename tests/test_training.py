@@ -8,6 +8,7 @@ import sys
 import torch
 from torch import nn
 
+from attention_qa import training
 from attention_qa.training import portable_init_, portable_uniform, train_pointer
 
 
@@ -58,3 +59,50 @@ def test_the_scaled_pointer_run_learns_and_the_unscaled_one_stalls():
     assert all(isinstance(loss, float) for loss in scaled)
     assert sum(scaled[-10:]) / 10 < 0.5 * scaled[0]
     assert sum(unscaled[-10:]) / 10 > 0.8 * unscaled[0]
+
+
+def test_trained_once_trains_once_per_setting_and_loads_the_same_bits(tmp_path, monkeypatch):
+    calls = []
+
+    def train():
+        calls.append(1)
+        g = torch.Generator().manual_seed(len(calls))
+        return {"w": torch.randn(3, generator=g), "losses": [0.5, 0.25]}
+
+    monkeypatch.delenv(training.TRAINED_FOLDER, raising=False)
+    training.trained_once("toy", train), training.trained_once("toy", train)
+    assert len(calls) == 2, "with no folder set, every call trains"
+    calls.clear()
+    monkeypatch.setenv(training.TRAINED_FOLDER, str(tmp_path))
+    first = training.trained_once("toy", train)
+    again = training.trained_once("toy", train)
+    assert len(calls) == 1 and torch.equal(first["w"], again["w"])
+    assert again["losses"] == [0.5, 0.25]
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "SSE4_2")  # another machine setting
+    other = training.trained_once("toy", train)
+    assert len(calls) == 2 and not torch.equal(other["w"], first["w"])
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_a_kept_sum_model_is_the_trained_one_and_leaves_the_random_state_alone(
+    tmp_path, monkeypatch
+):
+    from attention_qa import heads
+
+    monkeypatch.setattr(heads, "_TRAINED", {})  # this process's own models stay as they were
+
+    def fresh(steps):
+        heads._TRAINED.clear()
+        torch.manual_seed(123)
+        model, losses = heads.train_sum_model(steps=steps, seed=5)
+        return model.state_dict(), losses, torch.rand(1)  # what the global generator gives next
+
+    monkeypatch.delenv(training.TRAINED_FOLDER, raising=False)
+    trained = fresh(3)
+    monkeypatch.setenv(training.TRAINED_FOLDER, str(tmp_path))
+    saved, loaded = fresh(3), fresh(3)
+    assert len(list(tmp_path.glob("sum-model-3-5-*.pt"))) == 1
+    for state, losses, after in (saved, loaded):
+        assert state.keys() == trained[0].keys()
+        assert all(torch.equal(state[k], trained[0][k]) for k in state)
+        assert losses == trained[1] and torch.equal(after, trained[2])

@@ -12,7 +12,7 @@ import functools
 import torch
 from torch import nn
 
-from attention_qa.training import portable_init_, single_thread
+from attention_qa.training import portable_init_, single_thread, trained_once
 from attention_qa.validation import require_tensor, shape_str
 
 
@@ -161,24 +161,31 @@ def train_sum_model(steps: int = 300, seed: int = 0):
     key = (steps, seed)
     if key in _TRAINED:
         return _TRAINED[key]
-    model = untrained_sum_model(seed).train()
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    g = torch.Generator().manual_seed(seed + 1)
-    losses = []
-    with single_thread():
-        for _ in range(steps):
-            x, y = sum_task_batch(128, g)
-            logits = model(x)  # (B, T, vocab)
-            loss = nn.functional.cross_entropy(
-                logits[:, 1:].reshape(-1, SUM_VOCAB), y[:, 1:].reshape(-1)
-            )
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-    model.eval()
-    _TRAINED[key] = (model, losses)
-    return model, losses
+
+    def train() -> dict:
+        model = untrained_sum_model(seed).train()
+        opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+        g = torch.Generator().manual_seed(seed + 1)
+        losses = []
+        with single_thread():
+            for _ in range(steps):
+                x, y = sum_task_batch(128, g)
+                logits = model(x)  # (B, T, vocab)
+                loss = nn.functional.cross_entropy(
+                    logits[:, 1:].reshape(-1, SUM_VOCAB), y[:, 1:].reshape(-1)
+                )
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        return {"state": model.state_dict(), "losses": losses}
+
+    with torch.random.fork_rng(devices=[]):
+        result = trained_once(f"sum-model-{steps}-{seed}", train)
+        model = untrained_sum_model(seed)
+    model.load_state_dict(result["state"])
+    _TRAINED[key] = (model.eval(), result["losses"])
+    return _TRAINED[key]
 
 
 SUM_MODELS = ("trained", "untrained")

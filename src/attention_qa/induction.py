@@ -21,7 +21,7 @@ import functools
 import torch
 from torch import nn
 
-from attention_qa.training import single_thread
+from attention_qa.training import single_thread, trained_once
 
 
 class AttnOnly(nn.Module):
@@ -160,24 +160,31 @@ def trained_model(steps: int = STEPS, seed: int = 0):
     the second copy of ``evaluation_batch()``, the largest previous-token score in layer 0
     and the mean induction score in layer 1. Do not modify the returned model.
     """
-    model, _, ckpts = train(steps, seed=seed, keep=tuple(range(0, steps + 1, CURVE_EVERY)))
-    x = evaluation_batch()
-    probe = AttnOnly(vocab=model.vocab, ctx=model.ctx)
-    curve = []
-    for step, state in sorted(ckpts.items()):
-        probe.load_state_dict(state)
-        with torch.no_grad():
-            logits, attn = probe(x, return_attn=True)  # (B, T, vocab), (layers, B, h, T, T)
-        pred, target = logits[:, EVAL_T - EVAL_K : -1], x[:, EVAL_T - EVAL_K + 1 :]
-        curve.append({
-            "step": step,
-            "loss": float(nn.functional.cross_entropy(pred.transpose(1, 2), target)),
-            "accuracy": float((pred.argmax(-1) == target).float().mean()),
-            "previous-token (best layer-0 head)": float(previous_token_scores(attn[0]).max()),
-            "induction (mean of layer 1)": float(induction_scores(attn[1], EVAL_K).mean()),
-        })
-    model.eval()
-    return model, curve
+
+    def run() -> dict:
+        model, _, ckpts = train(steps, seed=seed, keep=tuple(range(0, steps + 1, CURVE_EVERY)))
+        x = evaluation_batch()
+        probe = AttnOnly(vocab=model.vocab, ctx=model.ctx)
+        curve = []
+        for step, state in sorted(ckpts.items()):
+            probe.load_state_dict(state)
+            with torch.no_grad():
+                logits, attn = probe(x, return_attn=True)  # (B, T, vocab), (layers, B, h, T, T)
+            pred, target = logits[:, EVAL_T - EVAL_K : -1], x[:, EVAL_T - EVAL_K + 1 :]
+            curve.append({
+                "step": step,
+                "loss": float(nn.functional.cross_entropy(pred.transpose(1, 2), target)),
+                "accuracy": float((pred.argmax(-1) == target).float().mean()),
+                "previous-token (best layer-0 head)": float(previous_token_scores(attn[0]).max()),
+                "induction (mean of layer 1)": float(induction_scores(attn[1], EVAL_K).mean()),
+            })
+        return {"state": model.state_dict(), "vocab": model.vocab, "ctx": model.ctx, "curve": curve}
+
+    with torch.random.fork_rng(devices=[]):
+        result = trained_once(f"induction-model-{steps}-{seed}", run)
+        model = AttnOnly(vocab=result["vocab"], ctx=result["ctx"])
+    model.load_state_dict(result["state"])
+    return model.eval(), result["curve"]
 
 
 def head_scores(model: AttnOnly, x: torch.Tensor, k: int, ablate=()) -> dict:

@@ -6,11 +6,19 @@ the projections W_q and W_k learn, so the one thing that differs between runs is
 scores q·k are scaled — the setting of q04 (Vaswani et al., 2017, section 3.2.1).
 """
 
+import hashlib
 import math
+import os
+from collections.abc import Callable
 from contextlib import contextmanager
+from pathlib import Path
 
 import torch
 from torch import nn
+
+# A folder where a training run's result is kept between processes (`make` sets it to
+# _build/.trained); unset, every process trains again.
+TRAINED_FOLDER = "ATTENTION_QA_TRAINED"
 
 
 @contextmanager
@@ -27,6 +35,47 @@ def single_thread():
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+def _setting() -> str:
+    """What a training run's bits depend on: the package's source, PyTorch's version, the CPU
+    kernels PyTorch and MKL chose (runs are on one thread, so not the thread count)."""
+    digest = hashlib.sha256()
+    root = Path(__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for part in (
+        torch.__version__,
+        torch.backends.cpu.get_cpu_capability(),
+        os.environ.get("MKL_ENABLE_INSTRUCTIONS", ""),
+    ):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def trained_once(name: str, train: Callable[[], dict]) -> dict:
+    """``train()``'s result (a dict of tensors, numbers and lists), computed once per setting.
+
+    With the environment variable ATTENTION_QA_TRAINED naming a folder, the result is kept
+    there under ``name`` and the setting (``_setting``), and a later process under the same
+    setting loads it instead of training again: the same bits, since training is
+    deterministic on one setting. Each setting trains for itself, so a check run under
+    another CPU's kernels still trains under them. Call it inside ``torch.random.fork_rng``
+    (as the book's models do), so the global random state after it does not depend on
+    whether it trained.
+    """
+    folder = os.environ.get(TRAINED_FOLDER)
+    if not folder:
+        return train()
+    path = Path(folder) / f"{name}-{_setting()}.pt"
+    if path.exists():
+        return torch.load(path, weights_only=True)
+    result = train()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.partial")
+    torch.save(result, partial)
+    partial.replace(path)  # a run stopped half-way leaves no half-written file
+    return result
 
 
 def pointer_batch(vocab: int, m: int, batch: int, pairing: torch.Tensor, g: torch.Generator):
