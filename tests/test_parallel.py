@@ -17,6 +17,7 @@ from attention_qa.parallel import (
     ring_schedule,
     ring_traffic,
     shifted_sparse_mask,
+    ulysses_traffic,
     zigzag_ring_attention,
 )
 from attention_qa.positional import apply_rope
@@ -143,10 +144,42 @@ def test_ring_traffic_by_hand():
     t = ring_traffic(1024, 4, num_heads=8, num_kv_heads=2, d_head=16, bytes_per_element=2)
     block = 256 * 2 * 2 * 16 * 2  # tokens × (K and V) × kv heads × d_head × bytes
     assert t["sent per step"] == block and t["sent in all"] == 3 * block
-    assert t["held"] == 2 * 256 * 8 * 16 * 2 + 2 * block
+    assert t["Q and output"] == 2 * 256 * 8 * 16 * 2
+    assert t["K/V blocks live"] == 3 and t["K/V live"] == 3 * block
     assert t["full K/V"] == 4 * block
     with pytest.raises(ValueError, match="num_devices=3"):
         ring_traffic(1024, 3, 8, 2, 16)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_kv_blocks_live_match_a_walk_round_the_ring(training):
+    """At step s device 0 computes with the block from device −s, receives the next one
+    unless s is the last step, and in training keeps its own block for the backward pass."""
+    for devices in range(1, 7):
+        live = 0
+        for s in range(devices):
+            blocks = {(-s) % devices}
+            if s < devices - 1:
+                blocks.add((-s - 1) % devices)
+            if training:
+                blocks.add(0)
+            live = max(live, len(blocks))
+        t = ring_traffic(12 * devices, devices, 4, 2, 8, training=training)
+        assert t["K/V blocks live"] == live
+
+
+def test_ulysses_traffic_by_hand_and_against_the_ring():
+    t = ulysses_traffic(1024, 4, num_heads=8, num_kv_heads=4, d_head=16, bytes_per_element=2)
+    head = 256 * 16 * 2  # one head of one device's tokens, in bytes
+    assert t["sent, Q/K/V"] == 3 * (8 + 2 * 4) * head // 4
+    assert t["sent, output"] == 3 * 8 * head // 4
+    assert t["sent in all"] == t["sent, Q/K/V"] + t["sent, output"]
+    # The ring's bytes per device grow towards the whole K/V; Ulysses' fall as 1/P.
+    ring = [ring_traffic(4096, p, 8, 8, 16)["sent in all"] for p in (2, 4, 8)]
+    ulysses = [ulysses_traffic(4096, p, 8, 8, 16)["sent in all"] for p in (2, 4, 8)]
+    assert ring[0] < ring[1] < ring[2] and ulysses[0] > ulysses[1] > ulysses[2]
+    with pytest.raises(ValueError, match="num_kv_heads=2"):
+        ulysses_traffic(1024, 4, 8, 2, 16)
 
 
 def s2_by_loops(n, group, heads):

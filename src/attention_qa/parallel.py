@@ -19,7 +19,7 @@
 - ``document_mask`` and ``packed_position_ids`` describe several documents packed into one
   row: a block-diagonal causal mask and positions that restart at each document, as
   Megatron-LM's ``reset_attention_mask`` and ``reset_position_ids`` build them
-  (megatron/training/utils.py, ``get_ltor_masks_and_position_ids``).
+  (megatron/training/utils/common_utils.py, ``get_ltor_masks_and_position_ids``).
 """
 
 import math
@@ -38,7 +38,8 @@ def ring_attention(q, k, v, num_devices, causal=False):
     Device r holds tokens [r·n/P, (r + 1)·n/P) of q, k and v. At step s it holds the K/V
     block that started on device (r − s) mod P, attends its queries to it (skipping it when
     the causal mask hides the whole block) and merges the result into its running output;
-    then every device passes its K/V block to the next. Only K/V blocks travel. Returns the
+    then, except after the last step, every device passes its K/V block to the next: P − 1
+    sends. Only K/V blocks travel. Returns the
     output (B, h, n, d_v), equal to ``F.scaled_dot_product_attention(q, k, v,
     is_causal=causal)`` up to rounding.
     """
@@ -48,7 +49,10 @@ def ring_attention(q, k, v, num_devices, causal=False):
 def zigzag_ring_attention(q, k, v, num_devices, causal=True):
     """``ring_attention`` with the zig-zag assignment: the sequence is cut into 2P chunks
     and device r holds chunks r and 2P − 1 − r (n divisible by 2P). Same output, in the
-    original token order; with a causal mask every device does the same work."""
+    original token order; with a causal mask over one sequence every device does the same
+    work. ``causal`` defaults to True because the order only matters under a causal mask
+    (ring-flash-attention's zig-zag asserts it); False is allowed and gives the same result
+    as ``ring_attention``."""
     return _ring(q, k, v, num_devices, causal, "zigzag")
 
 
@@ -118,7 +122,7 @@ def _ring(q, k, v, num_devices, causal, order):
     travelling = [(k[..., idx, :], v[..., idx, :], idx) for idx in held]  # K/V blocks
     out = [q.new_zeros((*q.shape[:-1], v.shape[-1]))[..., idx, :] for idx in held]
     lse = [q.new_full(q.shape[:-1], -math.inf)[..., idx] for idx in held]
-    for _ in range(num_devices):
+    for step in range(num_devices):
         for r in range(num_devices):
             k_blk, v_blk, kv_idx = travelling[r]
             mask = None
@@ -128,8 +132,10 @@ def _ring(q, k, v, num_devices, causal, order):
                     continue  # a block wholly in this device's future: no work
             blk_out, blk_lse = block_attention(queries[r], k_blk, v_blk, mask)
             out[r], lse[r] = merge_partials(out[r], lse[r], blk_out, blk_lse)
-        # Every device sends its K/V block to the next one: r receives from r − 1.
-        travelling = [travelling[(r - 1) % num_devices] for r in range(num_devices)]
+        # Every device sends its K/V block to the next one: r receives from r − 1. After
+        # the last step no device needs another block, so there are P − 1 sends.
+        if step < num_devices - 1:
+            travelling = [travelling[(r - 1) % num_devices] for r in range(num_devices)]
     result = q.new_empty((*q.shape[:-1], v.shape[-1]))  # (B, h, n, d_v)
     for idx, part in zip(held, out, strict=True):
         result[..., idx, :] = part
@@ -173,15 +179,63 @@ def ring_schedule(num_devices: int, causal: bool = False, order: str = "contiguo
 
 
 def ring_traffic(n: int, num_devices: int, num_heads: int, num_kv_heads: int, d_head: int,
-                 bytes_per_element: int = 2, batch: int = 1) -> dict:
+                 bytes_per_element: int = 2, batch: int = 1, training: bool = True) -> dict:
     """Bytes per device for one attention layer's forward pass under ring attention.
 
-    A device holds its Q block, its own K/V block, the K/V block arriving from its
-    neighbour (received while it computes) and its output block: n/P tokens each.
-    Each step it sends one K/V block, B · n/P · 2 · h_kv · d_head elements; P − 1 sends in
-    all. ``full K/V`` is what one device would hold to see the whole sequence at once.
-    (The running max or log-sum-exp, B · h · n/P numbers, is left out.)
+    Each device holds n/P tokens. ``Q and output``: its query and output blocks.
+    ``K/V live``: the K/V blocks it holds at once at the busiest step, ``K/V blocks live``
+    of them: the block it computes with, the block arriving for the next step and, in
+    training, its own block kept for the backward pass (as ring-flash-attention's
+    ``save_for_backward`` keeps it); 3 from P = 3 on, fewer for P < 3 because the first step
+    computes with its own block and the last receives nothing. Each step but the last it
+    sends one K/V block, B · n/P · 2 · h_kv · d_head elements: P − 1 sends in all.
+    ``full K/V`` is the K/V of the whole sequence, what one device would hold without
+    context parallelism. (The log-sum-exp, B · h · n/P numbers, is left out.)
     """
+    _check_sizes(n, num_devices, num_heads, num_kv_heads, d_head, bytes_per_element, batch)
+    c = n // num_devices
+    kv_block = batch * c * 2 * num_kv_heads * d_head * bytes_per_element
+    q_block = batch * c * num_heads * d_head * bytes_per_element
+    blocks_live = min(num_devices, 3 if training else 2)
+    return {
+        "tokens per device": c,
+        "K/V block": kv_block,
+        "sent per step": kv_block,
+        "sent in all": (num_devices - 1) * kv_block,
+        "Q and output": 2 * q_block,
+        "K/V blocks live": blocks_live,
+        "K/V live": blocks_live * kv_block,
+        "full K/V": batch * n * 2 * num_kv_heads * d_head * bytes_per_element,
+    }
+
+
+def ulysses_traffic(n: int, num_devices: int, num_heads: int, num_kv_heads: int,
+                    d_head: int, bytes_per_element: int = 2, batch: int = 1) -> dict:
+    """Bytes one device sends in one attention layer's forward pass under DeepSpeed-Ulysses.
+
+    Ulysses (Jacobs et al., 2023) holds n/P tokens per device outside attention. An
+    all-to-all turns the split over tokens into one over heads: each device keeps 1/P of
+    its Q, K and V and sends the rest; attention runs on whole heads over the whole
+    sequence; a second all-to-all sends the output back. Per device that is
+    (P − 1)/P · B · n/P · (2h + 2h_kv) · d_head elements, which falls as 1/P. Each device
+    takes whole K/V heads here, so P must divide h_kv (and h).
+    """
+    _check_sizes(n, num_devices, num_heads, num_kv_heads, d_head, bytes_per_element, batch)
+    if num_kv_heads % num_devices:
+        raise ValueError(f"num_kv_heads={num_kv_heads} must be divisible by num_devices="
+                         f"{num_devices}: each device takes whole K/V heads")
+    c = n // num_devices
+    width = batch * c * d_head * bytes_per_element  # one head of one device's tokens
+    share = (num_devices - 1) / num_devices
+    return {
+        "tokens per device": c,
+        "sent, Q/K/V": round(share * width * (num_heads + 2 * num_kv_heads)),
+        "sent, output": round(share * width * num_heads),
+        "sent in all": round(share * width * (2 * num_heads + 2 * num_kv_heads)),
+    }
+
+
+def _check_sizes(n, num_devices, num_heads, num_kv_heads, d_head, bytes_per_element, batch):
     for name, value in (("n", n), ("num_devices", num_devices), ("num_heads", num_heads),
                         ("num_kv_heads", num_kv_heads), ("d_head", d_head),
                         ("bytes_per_element", bytes_per_element), ("batch", batch)):
@@ -191,17 +245,6 @@ def ring_traffic(n: int, num_devices: int, num_heads: int, num_kv_heads: int, d_
     if num_heads % num_kv_heads:
         raise ValueError(f"num_heads={num_heads} must be a multiple of num_kv_heads="
                          f"{num_kv_heads}")
-    c = n // num_devices
-    kv_block = batch * c * 2 * num_kv_heads * d_head * bytes_per_element
-    q_block = batch * c * num_heads * d_head * bytes_per_element
-    return {
-        "tokens per device": c,
-        "K/V block": kv_block,
-        "sent per step": kv_block,
-        "sent in all": (num_devices - 1) * kv_block,
-        "held": 2 * q_block + 2 * kv_block,  # Q and output; own and incoming K/V
-        "full K/V": batch * n * 2 * num_kv_heads * d_head * bytes_per_element,
-    }
 
 
 def shifted_sparse_mask(n: int, group_size: int, num_heads: int, causal: bool = True):
