@@ -1,14 +1,18 @@
 """anatomy: the table's counts against published totals and against models that Hugging Face
-transformers builds from the same configurations on the meta device (no memory)."""
+transformers builds from the same fields on the meta device (no memory: a check of the
+formula), and the rows' values against the defaults of transformers' configuration classes
+that document a given checkpoint (a check of the values)."""
 
 import pytest
 import torch
 
 from attention_qa.anatomy import (
+    DIFFERS_MARK,
     MODELS,
     PARTS,
     UNSTATED_MARK,
     active_parameter_count,
+    kv_cache_bytes,
     kv_cache_bytes_per_token,
     parameter_count,
     parameter_parts,
@@ -38,6 +42,61 @@ def test_the_totals_quoted_in_the_brief():
     assert parameter_count("Mistral-7B") == 7_241_732_096
     assert parameter_count("Mixtral-8x7B") == 46_702_792_704
     assert parameter_count("Gemma-7B") == 8_537_680_896
+
+
+def test_bloom_and_gemma_counts_equal_the_authors_own():
+    # bigscience/bloom model card: 176,247,271,424 parameters, 3,596,615,680 in the embedding.
+    assert parameter_count("BLOOM-176B") == 176_247_271_424
+    assert parameter_parts("BLOOM-176B")["embedding"] == 3_596_615_680
+    # Gemma Team (2024a), Table 2: 7,751,248,896 non-embedding parameters in Gemma 7B.
+    gemma = parameter_parts("Gemma-7B")
+    assert parameter_count("Gemma-7B") - gemma["embedding"] == 7_751_248_896
+
+
+# transformers' configuration classes whose docstring says their defaults "yield a similar
+# configuration" to a named checkpoint, and whose defaults were checked to be that model's.
+# Not used: Gemma2Config (names google/gemma2-7b but defaults to 26 layers of 2,304, a 2B
+# shape), Qwen2Config (names Qwen/Qwen2-7B but defaults to 32 layers of 4,096), BloomConfig
+# (names bigscience/bloom but defaults to 2 layers of 64), DeepseekV3Config (names
+# bzantium/tiny-deepseek-v3) and DeepseekV2Config (names DeepSeek-V2-Lite).
+DOCUMENTED_DEFAULTS = {
+    "Llama-2-7B": ("LlamaConfig", "meta-llama/Llama-2-7b-hf"),
+    "Mistral-7B": ("MistralConfig", "mistralai/Mistral-7B-v0.1"),
+    "Mixtral-8x7B": ("MixtralConfig", "mistralai/Mixtral-8x7B-v0.1"),
+    "GPT-2": ("GPT2Config", "openai-community/gpt2"),
+    "BERT-base": ("BertConfig", "google-bert/bert-base-uncased"),
+    "Gemma-7B": ("GemmaConfig", "google/gemma-7b"),
+    "Falcon-7B": ("FalconConfig", "tiiuae/falcon-7b"),
+}
+
+
+@pytest.mark.parametrize("name", DOCUMENTED_DEFAULTS)
+def test_the_row_equals_the_defaults_transformers_documents_as_that_model(name):
+    transformers = pytest.importorskip("transformers")
+    config_name, checkpoint = DOCUMENTED_DEFAULTS[name]
+    config_class = getattr(transformers, config_name)
+    assert f"[{checkpoint}]" in config_class.__doc__
+    c, m = config_class(), MODELS[name]
+    assert (c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.vocab_size) == (
+        m.layers, m.d_model, m.heads, m.vocab)
+    assert c.tie_word_embeddings == m.tied
+    kv_heads = 1 if getattr(c, "multi_query", False) else getattr(
+        c, "num_key_value_heads", c.num_attention_heads)
+    assert kv_heads == m.kv_heads
+    d_ff = getattr(c, "intermediate_size", None) or getattr(c, "ffn_hidden_size", None)
+    if name == "GPT-2":
+        assert c.n_inner is None and c.n_positions == m.learned_positions  # n_inner: 4 · d
+        d_ff = 4 * c.n_embd
+    assert d_ff == m.d_ff
+    if name != "BERT-base":
+        assert (getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads) == (
+            m.d_head)
+    if m.rope_base:
+        assert c.rope_parameters["rope_theta"] == m.rope_base
+    if name == "Mixtral-8x7B":
+        assert (c.num_local_experts, c.num_experts_per_tok) == (m.experts, m.active_experts)
+    if name == "Mistral-7B":
+        assert c.sliding_window == m.window
 
 
 def _hf_count(name):
@@ -97,6 +156,7 @@ def _hf_count(name):
     return sum(p.numel() for p in model.parameters())
 
 
+# The model is built from the row's own fields, so this checks the formula, not the values.
 # Every row but LLaMA-1-7B and Qwen2.5-7B, whose shapes are Llama-2-7B's and Qwen2-7B's, and
 # PaLM, which transformers does not implement.
 @pytest.mark.parametrize("name", ["GPT-2", "BERT-base", "Llama-2-7B", "Llama-2-70B",
@@ -148,6 +208,26 @@ def test_cache_per_token_against_a_loop_over_layers_and_heads():
         assert kv_cache_bytes_per_token(name, 4) == 4 * elements
     assert kv_cache_bytes_per_token("Llama-2-7B") == 512 * 1024
     assert kv_cache_bytes_per_token("DeepSeek-V2") == 60 * 576 * 2  # 4.5 d_h per layer
+    # MLA cached as per-head keys (128 + 64) and values (128) instead of the latent
+    assert kv_cache_bytes_per_token("DeepSeek-V3", latent=False) == 61 * 128 * 320 * 2
+    assert kv_cache_bytes_per_token("Llama-2-7B", latent=False) == 512 * 1024
+
+
+def test_whole_cache_applies_the_windows():
+    per_token = kv_cache_bytes_per_token("Mistral-7B")
+    assert kv_cache_bytes("Mistral-7B", 2048) == 2048 * per_token
+    assert kv_cache_bytes("Mistral-7B", 32768) == 4096 * per_token  # the rolling buffer
+    per_layer = kv_cache_bytes_per_token("Gemma-2-9B") // 42
+    assert kv_cache_bytes("Gemma-2-9B", 8192) == per_layer * (21 * 4096 + 21 * 8192)
+    assert kv_cache_bytes("Llama-3-8B", 8192) == 8192 * kv_cache_bytes_per_token("Llama-3-8B")
+    with pytest.raises(ValueError, match="tokens"):
+        kv_cache_bytes("Llama-3-8B", 0)
+
+
+def test_palm_layer_norms_have_no_bias_as_a_field():
+    assert not MODELS["PaLM-540B"].norm_bias
+    assert all(m.norm_bias for n, m in MODELS.items() if n != "PaLM-540B")
+    assert parameter_parts("PaLM-540B")["norms"] == 118 * 18432 + 18432
 
 
 def test_bad_input_is_refused_with_the_value():
@@ -166,5 +246,12 @@ def test_table_marks_what_a_paper_leaves_out():
     assert UNSTATED_MARK not in rows["Gemma-2-9B"]["norm"]
     assert rows["Falcon-7B"]["attention"] == "MQA"
     assert rows["PaLM-540B"]["position"] == "RoPE, base not stated"
+    assert DIFFERS_MARK in rows["Qwen2-7B"]["context"]
+    assert DIFFERS_MARK in rows["BERT-base"]["vocab"]
+    assert UNSTATED_MARK in rows["DeepSeek-V3"]["position"]  # RoPE base from config.json
+    assert UNSTATED_MARK in rows["Qwen2.5-7B"]["d_model"]
+    assert UNSTATED_MARK not in rows["PaLM-540B"]["biases"]  # §2: no biases
+    for m in MODELS.values():
+        assert not set(m.not_in_paper) & set(m.paper_differs)
     for m in MODELS.values():
         assert m.sources and all(isinstance(s, str) and s for s in m.sources)
