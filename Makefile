@@ -58,10 +58,13 @@ TIMED = $(PY) scripts/timed.py
 
 ## test: everything CI checks — lint, unit tests, nbval under two machine settings, the
 ## determinism check under a third, strict build, site and browser tests, handouts, and the
-## classroom kit (student notebooks, drill, launch buttons). The independent stages run two
-## at a time (two cores); each stage's time goes to benchmarks/results/, which `make bench`
-## reports.
-TEST_STEPS := site-after-build nbval-portable nbval-native determinism classroom unit lint
+## classroom kit (drill, launch buttons, a fresh install, JupyterLab). The independent stages
+## run two at a time (two cores): the build and the site tests as one chain, the longest;
+## beside it nbval-portable while the build renders the explorer panels, then the unit tests
+## (which read those panels instead of rendering them again), then the rest. In this order
+## both cores finish at about the same time.
+## Each stage's time goes to benchmarks/results/, which `make bench` reports.
+TEST_STEPS := site-after-build nbval-portable unit nbval-native determinism classroom lint
 test: $(STAMP)
 	@rm -rf benchmarks/results/stages
 	@start=$$(date +%s); \

@@ -59,7 +59,7 @@ def test_one_output_two_representations(monkeypatch):
 
 
 def test_slider_and_dropdown_controls_in_html():
-    html = saturation_explorer().to_html()
+    html = saturation_explorer().to_html(all_frames=False)  # the controls, not the frames
     assert html.count('type="range"') == 2  # d_k and m are numeric
     assert html.count("<select") == 1  # scaling is a choice of words
     assert re.search(r'<label for="aqa-[0-9a-f]+-d_k">d_k</label>', html)
