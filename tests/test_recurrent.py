@@ -17,6 +17,7 @@ from attention_qa.recurrent import (
     delta_rule_recurrent,
     linear_attention_recurrent,
     mamba_state_elements,
+    mean_recall_accuracy,
     recall_accuracy,
     recall_pairs,
     selective_scan,
@@ -264,3 +265,13 @@ def test_decode_memory():
     # Mamba-2.8B: 64 layers, d_model 2560, d_state 16, d_conv 4, expand 2.
     assert mamba_state_elements(64, 2560) == 64 * 5120 * 20
     assert math.isclose(mamba_state_elements(64, 2560) * 2 / 1e6, 13.1072)
+
+
+def test_mean_recall_averages_the_seeds_and_softmax_needs_sharp_logits():
+    one = [recall_accuracy("linear attention (sum)", 16, 16, seed) for seed in range(3)]
+    assert mean_recall_accuracy("linear attention (sum)", 16, 16, num_seeds=3) == sum(one) / 3
+    assert mean_recall_accuracy("softmax attention", 64, 16) == 1.0
+    blunt = mean_recall_accuracy("softmax attention", 64, 16, sharpness=16 ** -0.5)
+    assert blunt < 0.1  # at 1/√d on unit keys the weights are nearly uniform
+    with pytest.raises(ValueError, match="num_seeds"):
+        mean_recall_accuracy("delta rule", 4, 4, num_seeds=0)

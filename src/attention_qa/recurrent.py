@@ -11,13 +11,16 @@ rule, and why a fixed state limits recall.
   input term Δ_t B_t x_t (the reference's simplification of ZOH's B̄), with Δ, B and C that
   depend on the token. The softplus that Mamba applies to Δ is left to the caller.
   ``selective_scan_parallel`` computes the same recurrence with an associative scan in
-  ⌈log₂ L⌉ steps; ``selective_scan_chunked`` with Mamba-2's chunked form (Dao and Gu, 2024,
-  §6): exact products inside each chunk, a state passed between chunks.
+  ⌈log₂ L⌉ steps; ``selective_scan_chunked`` in chunks with a state passed between them, as
+  Mamba-2 does (Dao and Gu, 2024, §6), but with Mamba-1's decay, one per (channel, state): a
+  chunk is then an elementwise sum over a (batch, T, T, d, N) tensor, not a matrix product.
+  Mamba-2's matrix products need its restriction to one scalar decay per head.
 - ``delta_rule_recurrent`` is DeltaNet's update (Schlag et al., 2021; Yang et al., 2024) and,
   with a decay α, Gated DeltaNet's (Yang, Kautz and Hatamizadeh, 2025, eq. 10):
   S_t = α_t (I − β_t k_t k_tᵀ) S_{t−1} + β_t k_t v_tᵀ, written here with S of shape
   (d_k, d_v) as in linear attention (the papers store its transpose).
-- ``recall_accuracy`` is a toy associative-recall test, computed, not trained.
+- ``recall_accuracy`` is a toy associative-recall test, computed, not trained;
+  ``mean_recall_accuracy`` averages it over several random sets.
 """
 
 from __future__ import annotations
@@ -100,11 +103,13 @@ def selective_scan_parallel(x, delta, A, B, C, D=None):
 
 
 def selective_scan_chunked(x, delta, A, B, C, D=None, chunk_size: int = 16):
-    """The selective scan in chunks (Mamba-2's form): inside a chunk, every h_t is a sum of
+    """The selective scan in chunks: inside a chunk, every h_t is a sum of
     exp(Σ_{s<r≤t} Δ_r A) Δ_s B_s x_s over s ≤ t, computed at once from cumulative sums of
     Δ A (differences only, so nothing overflows); between chunks, the last state is carried.
     Equals ``selective_scan``; chunk_size is any positive integer (the last chunk may be
-    shorter)."""
+    shorter). With Mamba-1's decay, one per (channel, state), the weights differ for every
+    state, so a chunk is an elementwise (batch, T, T, d, N) sum, not a matrix product; Mamba-2
+    (Dao and Gu, 2024, §6) takes one scalar decay per head to turn it into matrix products."""
     _check_scan(x, delta, A, B, C, D)
     require_positive_int("chunk_size", chunk_size)
     batch, L, d = x.shape
@@ -177,7 +182,8 @@ def recall_accuracy(kind: str, num_pairs: int, d: int, seed: int = 0,
     "linear attention (sum)": S = Σ_i k_i v_iᵀ, a (d, d) state, read qᵀ S;
     "delta rule": the same state written with DeltaNet's rule at β = 1.
     A toy: random unit keys, no training; it shows the capacity of a d × d state, not how a
-    trained model uses its own.
+    trained model uses its own. Softmax attention recalls every pair only when its logits are
+    sharp (the default 50); at 1/√d on unit keys its weights are nearly uniform.
     """
     if kind not in RECALL_KINDS:
         raise ValueError(f"kind must be one of {RECALL_KINDS}, got {kind!r}")
@@ -192,6 +198,15 @@ def recall_accuracy(kind: str, num_pairs: int, d: int, seed: int = 0,
         read = keys @ S[0]  # (N, d)
     guess = (read @ values.T).argmax(dim=-1)  # (N,)
     return (guess == torch.arange(num_pairs)).double().mean().item()
+
+
+def mean_recall_accuracy(kind: str, num_pairs: int, d: int, num_seeds: int = 5,
+                         sharpness: float = 50.0) -> float:
+    """``recall_accuracy`` averaged over the random sets of seeds 0 … num_seeds − 1, so that
+    one lucky or unlucky draw of keys does not decide the figure."""
+    require_positive_int("num_seeds", num_seeds)
+    return sum(recall_accuracy(kind, num_pairs, d, seed, sharpness)
+               for seed in range(num_seeds)) / num_seeds
 
 
 def decode_memory_elements(kind: str, n: int, d: int) -> int:
