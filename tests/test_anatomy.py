@@ -107,6 +107,11 @@ def _hf_count(name):
     llama = dict(vocab_size=m.vocab, hidden_size=m.d_model, num_hidden_layers=m.layers,
                  num_attention_heads=m.heads, num_key_value_heads=m.kv_heads,
                  intermediate_size=m.d_ff, tie_word_embeddings=m.tied)
+    deepseek = dict(llama, moe_intermediate_size=m.d_ff_expert, n_routed_experts=m.experts,
+                    n_shared_experts=m.shared_experts, num_experts_per_tok=m.active_experts,
+                    first_k_dense_replace=m.dense_layers, q_lora_rank=m.q_rank,
+                    kv_lora_rank=m.kv_rank, qk_rope_head_dim=m.d_rope,
+                    qk_nope_head_dim=m.d_nope, v_head_dim=m.d_v)
     builders = {
         "GPT-2": ("GPT2Config", "GPT2LMHeadModel",
                   dict(vocab_size=m.vocab, n_positions=m.learned_positions, n_embd=m.d_model,
@@ -134,20 +139,8 @@ def _hf_count(name):
         "BLOOM-176B": ("BloomConfig", "BloomForCausalLM",
                        dict(vocab_size=m.vocab, hidden_size=m.d_model, n_layer=m.layers,
                             n_head=m.heads)),
-        "DeepSeek-V2": ("DeepseekV2Config", "DeepseekV2ForCausalLM",
-                        dict(llama, moe_intermediate_size=m.d_ff_expert,
-                             n_routed_experts=m.experts, n_shared_experts=m.shared_experts,
-                             num_experts_per_tok=m.active_experts,
-                             first_k_dense_replace=m.dense_layers, q_lora_rank=m.q_rank,
-                             kv_lora_rank=m.kv_rank, qk_rope_head_dim=m.d_rope,
-                             qk_nope_head_dim=m.d_nope, v_head_dim=m.d_v)),
-        "DeepSeek-V3": ("DeepseekV3Config", "DeepseekV3ForCausalLM",
-                        dict(llama, moe_intermediate_size=m.d_ff_expert,
-                             n_routed_experts=m.experts, n_shared_experts=m.shared_experts,
-                             num_experts_per_tok=m.active_experts,
-                             first_k_dense_replace=m.dense_layers, q_lora_rank=m.q_rank,
-                             kv_lora_rank=m.kv_rank, qk_rope_head_dim=m.d_rope,
-                             qk_nope_head_dim=m.d_nope, v_head_dim=m.d_v)),
+        "DeepSeek-V2": ("DeepseekV2Config", "DeepseekV2ForCausalLM", deepseek),
+        "DeepSeek-V3": ("DeepseekV3Config", "DeepseekV3ForCausalLM", deepseek),
     }
     config_name, model_name, kwargs = builders[name]
     config = getattr(transformers, config_name)(**kwargs)

@@ -17,6 +17,7 @@ from attention_qa import checks
 from attention_qa.efficient import linear_attention
 from attention_qa.heads import previous_token_score
 from attention_qa.positional import sinusoidal_encoding
+from tests.test_checks_vision import by_masked_sdpa
 
 
 def computed_in(fn, dtype):
@@ -39,18 +40,6 @@ def rope_by_pairs(x, positions, base):
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], -1).flatten(-2)
-
-
-def window_attention_by_mask(q, k, v, window):
-    """A learner's window attention: global attention under the mask that keeps pairs in
-    the same window, through PyTorch's own function."""
-    B, h, w, _ = q.shape
-    rows = torch.arange(h).repeat_interleave(w) // window  # (h·w,)
-    cols = torch.arange(w).repeat(h) // window
-    mask = (rows[:, None] == rows[None, :]) & (cols[:, None] == cols[None, :])
-    out = F.scaled_dot_product_attention(q.flatten(1, 2), k.flatten(1, 2), v.flatten(1, 2),
-                                         attn_mask=mask)
-    return out.reshape(B, h, w, -1)
 
 
 def online_softmax_by_blocks(scores, block_size):
@@ -160,7 +149,7 @@ RIGHT_ANSWERS = {
     "rope": (checks.check_rope, rope_by_pairs),
     "selective_scan": (checks.check_selective_scan, selective_scan_by_cumulative_sums),
     "merge_partials": (checks.check_merge_partials, merge_by_softmax_of_lses),
-    "window_attention": (checks.check_window_attention, window_attention_by_mask),
+    "window_attention": (checks.check_window_attention, by_masked_sdpa),
     "clip_logits": (
         checks.check_clip_logits,
         lambda img, txt, scale: scale * F.cosine_similarity(
