@@ -4,7 +4,7 @@ import base64
 import re
 
 from attention_qa.explorers import saturation_explorer
-from attention_qa.panel import BUILD_ENV, Frame, frames_payload
+from attention_qa.panel import BUILD_ENV, Frame, described, frames_payload
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -22,8 +22,9 @@ def test_every_q04_setting_computes_and_renders():
     assert 'data-aqa-frames="99"' in html
     for image in payload["images"]:
         assert base64.b64decode(image.split(",", 1)[1]).startswith(PNG_MAGIC)
-    for record in payload["frames"]:
-        assert record["i"] >= 0 and "d_k = " in record["a"] and "max weight" in record["a"]
+    for index, record in enumerate(payload["frames"]):
+        alt = described(payload, index)
+        assert record["i"] >= 0 and "d_k = " in alt and "max weight" in alt
 
 
 def test_static_html_is_self_contained_and_deterministic():

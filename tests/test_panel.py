@@ -9,6 +9,7 @@ from attention_qa.panel import (
     Frame,
     InvalidSetting,
     View,
+    described,
     frames_payload,
 )
 
@@ -55,7 +56,7 @@ def test_invalid_setting_shows_its_message():
     payload = frames_payload(explorer.to_html())
     broken = payload["frames"][1]  # a = 0, b = "broken"
     assert broken["i"] == -1 and broken["m"] == "a = 0 cannot be combined with 'broken'"
-    assert "a = 0 cannot be combined" in broken["a"]
+    assert described(payload, 1) == "Toy at a = 0, b = broken: " + broken["m"]
 
 
 def test_a_crash_at_build_time_names_the_setting():

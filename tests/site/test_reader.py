@@ -83,12 +83,16 @@ def _drive(page, explorer):
                  input.dispatchEvent(new Event('input', {bubbles: true}));
                  const message = root.querySelector('.aqa-message');
                  if (!message.hidden) {
-                   seen.push({message: message.textContent, height: root.offsetHeight});
+                   seen.push({message: message.textContent, height: root.offsetHeight,
+                              alt: img.alt, figures: []});
                    continue;
                  }
                  await img.decode().catch(() => null);
+                 const figures = Array.from(root.querySelectorAll('.aqa-figures li'),
+                                            li => li.textContent);
                  seen.push({message: null, height: root.offsetHeight,
-                            loaded: img.complete && img.naturalWidth > 0, src: img.src});
+                            loaded: img.complete && img.naturalWidth > 0, src: img.src,
+                            alt: img.alt, figures: figures});
                }
              }
              return seen;
@@ -98,7 +102,7 @@ def _drive(page, explorer):
 
 def check_drive(page, path: str) -> None:
     """Every explorer, driven through every value of every control, never dead-ends, keeps
-    its height and loads every frame it shows."""
+    its height, loads every frame it shows and describes it in the picture's alt text."""
     explorers = page.locator(".aqa-explorer")
     for e in range(explorers.count()):
         explorer = explorers.nth(e)
@@ -113,6 +117,11 @@ def check_drive(page, path: str) -> None:
         assert max(heights) - min(heights) <= 24, f"{path}: explorer {e} jumps: {heights}"
         assert all(s["loaded"] for s in seen if s["message"] is None), path
         assert all("/_frames/" in s["src"] for s in seen if s["message"] is None), path
+        title = explorer.locator(".aqa-title").inner_text()
+        for s in seen:  # the alt text the script composes: the setting, then what it shows
+            assert s["alt"].startswith(f"{title} at "), (path, s["alt"])
+            shown = [s["message"]] if s["message"] is not None else s["figures"]
+            assert all(item in s["alt"] for item in shown), (path, s["alt"], shown)
 
 
 def _luminance(rgb: str) -> float:

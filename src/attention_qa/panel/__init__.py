@@ -25,7 +25,7 @@ from attention_qa.panel.core import (
     figures_html,
 )
 from attention_qa.panel.live import build_widget
-from attention_qa.panel.static import frames_payload, static_panel
+from attention_qa.panel.static import described, frames_payload, static_panel
 
 __all__ = [
     "BUILD_ENV",
@@ -37,6 +37,7 @@ __all__ = [
     "View",
     "escape",
     "figures_html",
+    "described",
     "frames_payload",
 ]
 

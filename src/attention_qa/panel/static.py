@@ -106,9 +106,19 @@ _SCRIPT = """
     // A refused setting keeps the picture's place, so the page does not jump.
     img.style.visibility = frame.i < 0 ? 'hidden' : '';
     if (frame.i >= 0) { img.src = data.images[frame.i]; }
-    img.alt = frame.a;
+    img.alt = describe(ks, frame);
     fill(figures, frame.f);
     root.setAttribute('data-aqa-frame', String(index));
+  }
+  // The alt text, as Explorer.describe writes it: the setting, then the figures (or the
+  // message). Composed here rather than stored, since the figures are in the frame already.
+  function describe(ks, frame) {
+    var where = data.names.map(function (name, i) {
+      return name + ' = ' + data.labels[i][ks[i]];
+    }).join(', ');
+    if (frame.m !== null) { return data.title + ' at ' + where + ': ' + frame.m; }
+    var facts = frame.f.map(function (pair) { return pair[0] + ' ' + pair[1]; }).join('; ');
+    return data.title + ' at ' + where + '. ' + facts + '.';
   }
   function fill(list, pairs) {
     list.textContent = '';
@@ -191,12 +201,29 @@ def _frame_record(explorer: Explorer, settings: dict, images: dict[bytes, int]) 
     except Exception as err:
         # At build time a failing setting is the author's bug: stop the build and say where.
         raise RuntimeError(f"{explorer.title!r} failed to compute {settings}: {err!r}") from err
-    alt = explorer.describe(settings, frame)
     if isinstance(frame, InvalidSetting):
-        return {"i": -1, "a": alt, "f": [], "m": str(frame)}
+        return {"i": -1, "f": [], "m": str(frame)}
     png = explorer.render(frame, compact=True)
     index = images.setdefault(png, len(images))  # identical pictures are stored once
-    return {"i": index, "a": alt, "f": list(frame.figures.items()), "m": None}
+    return {"i": index, "f": list(frame.figures.items()), "m": None}
+
+
+def described(payload: dict, index: int) -> str:
+    """Frame ``index``'s alt text as the panel's script composes it from the payload (the
+    same words as ``Explorer.describe``; tests hold the two equal)."""
+    ks, rest = [], index
+    for size in reversed(payload["sizes"]):
+        ks.insert(0, rest % size)
+        rest //= size
+    frame = payload["frames"][index]
+    where = ", ".join(
+        f"{name} = {labels[k]}"
+        for name, labels, k in zip(payload["names"], payload["labels"], ks, strict=True)
+    )
+    if frame["m"] is not None:
+        return f"{payload['title']} at {where}: {frame['m']}"
+    facts = "; ".join(f"{label} {value}" for label, value in frame["f"])
+    return f"{payload['title']} at {where}. {facts}."
 
 
 def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
@@ -209,6 +236,8 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
     default = records[default_index]
     default_frame = explorer.frame(**explorer.defaults)
     payload = {
+        "title": explorer.title,
+        "names": [c.label for c in explorer.controls],
         "sizes": [len(c.values) for c in explorer.controls],
         "labels": [list(c.labels) for c in explorer.controls],
         "frames": records,
@@ -238,7 +267,8 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
         f'<p class="aqa-title" id="{uid}-title">{escape(explorer.title)}</p>'
         f'<div class="aqa-controls">{controls}</div>'
         f'<div class="aqa-stage"><img class="aqa-frame" src="{src}" width="{width}" '
-        f'height="{height}" data-text-px="{text_px:.1f}" alt="{escape(default["a"])}"'
+        f'height="{height}" data-text-px="{text_px:.1f}" '
+        f'alt="{escape(explorer.describe(explorer.defaults, default_frame))}"'
         f"{hidden}>"
         f'<p class="aqa-message" role="status"{"" if message else " hidden"}>{message}</p></div>'
         f'<ul class="aqa-figures" aria-live="polite">{figures_html(default_frame)}</ul>'
