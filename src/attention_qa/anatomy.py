@@ -160,7 +160,11 @@ MODELS: dict[str, Anatomy] = {m.name: m for m in (
     _llama("Llama-2-70B", 80, 8192, 64, 8, 28672, 32000, 4096, 10000.0,
            ("Touvron et al. (2023b), §2.2, Table 1 and Appendix A.2.1 (GQA with 8 K/V "
             "heads)", LLAMA_CODE, "Hugging Face meta-llama/Llama-2-70b-hf, config.json"),
-           not_in_paper=("layers", "d_model", "heads", "d_head", "d_ff", "rope_base")),
+           not_in_paper=("layers", "d_model", "heads", "d_head", "d_ff", "rope_base"),
+           published_total=68_976_648_192,
+           published_source="Zhang et al. (2025), Train Small, Infer Large (LoRAM), "
+                            "arXiv:2502.13533, Table 5 (\"#Orig. Params\" of LLaMA-2-70B; "
+                            "a count of the released weights by a third party)"),
     _llama("Llama-3-8B", 32, 4096, 32, 8, 14336, 128256, 8192, 500000.0,
            ("Meta (April 2024), Hugging Face meta-llama/Meta-Llama-3-8B, model card and "
             "config.json (context 8,192; vocab_size 128,256)",
