@@ -91,7 +91,13 @@ def apply_rope(x: torch.Tensor, positions=None, base: float = 10000.0) -> torch.
     positions = _check_positions(positions, n)
     theta = _rope_theta(d, base)  # (d/2,), float64
     # float64 angles: in float32, position·θ loses its low digits at long positions.
-    angles = positions.to(torch.float64).unsqueeze(1) * theta  # (n, d/2)
+    return rotate_pairs(x, positions.to(torch.float64).unsqueeze(1) * theta)
+
+
+def rotate_pairs(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
+    """Rotate each adjacent pair (x[..., 2i], x[..., 2i+1]) of x (..., n, d) by angles (n, d/2),
+    float64; half precision rotates in float32. Returns a tensor of x's shape and dtype."""
+    d = x.shape[-1]
     work = torch.promote_types(x.dtype, torch.float32)  # half precision rotates in float32
     cos = angles.cos().to(device=x.device, dtype=work)  # (n, d/2)
     sin = angles.sin().to(device=x.device, dtype=work)  # (n, d/2)

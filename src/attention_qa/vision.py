@@ -28,11 +28,10 @@ import math
 
 import torch
 
-from attention_qa.positional import apply_rope
+from attention_qa.positional import _rope_theta, apply_rope, rotate_pairs
 from attention_qa.validation import (
     require_nonnegative_int,
     require_positive_int,
-    require_positive_number,
     require_tensor,
     shape_str,
 )
@@ -266,17 +265,10 @@ def mrope(x: torch.Tensor, positions, sections, base: float = 10000.0) -> torch.
     if positions.is_floating_point() or positions.shape != (3, n):
         raise ValueError(f"positions must be integers of shape (3, {n}), got dtype "
                          f"{positions.dtype} and shape {shape_str(positions.shape)}")
-    require_positive_number("base", base)
-    theta = float(base) ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    theta = _rope_theta(d, base)  # (d/2,), float64, as in 1-D RoPE
     axis = torch.repeat_interleave(torch.arange(3), torch.tensor(sections))  # (d/2,)
     pos = positions.to(torch.float64)[axis].T  # (n, d/2): each pair's own coordinate
-    angles = pos * theta  # (n, d/2)
-    work = torch.promote_types(x.dtype, torch.float32)
-    cos, sin = angles.cos().to(work), angles.sin().to(work)
-    pairs = x.to(work).unflatten(-1, (d // 2, 2))  # (..., n, d/2, 2)
-    even, odd = pairs[..., 0], pairs[..., 1]
-    rotated = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
-    return rotated.flatten(-2).to(x.dtype)  # (..., n, d)
+    return rotate_pairs(x, pos * theta)  # (..., n, d)
 
 
 def mrope_positions(text_before: int, grid_h: int, grid_w: int, text_after: int) -> torch.Tensor:
