@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "_ext"))
 import book_frames  # noqa: E402
 
-FRAMES = ROOT / "_build" / book_frames.FRAMES_CACHE
+FRAMES = ROOT / book_frames.FRAMES_CACHE
 
 BUILDERS = [
     pytest.param(builder, id=f"{chapter}-{builder.__name__}")

@@ -36,6 +36,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from attention_qa.panel.i18n import ENGLISH, Translator, translate_figure
 from attention_qa.panel.png import encode_rgb
 
 BUILD_ENV = "ATTENTION_QA_BUILD"
@@ -203,6 +204,7 @@ class ExplorerBase:
                 f"frame budget of {frame_budget}; offer fewer values"
             )
         self._frames: dict[tuple, Frame | InvalidSetting] = {}
+        self.language: Translator = ENGLISH
         self._fig: Figure | None = None
         self._background = None
         self._animated: list = []
@@ -265,22 +267,38 @@ class ExplorerBase:
             )
         return min(candidates, key=distance)  # first in row-major order on a tie
 
+    def in_language(self, language: Translator) -> ExplorerBase:
+        """This explorer with its words (labels, figures, messages, pictures) in ``language``."""
+        self.language = language
+        self._fig, self._background, self._animated = None, None, []
+        return self
+
     def describe(self, settings: dict, frame: Frame | InvalidSetting) -> str:
-        """Alt text: the setting, then the figures (or the message)."""
-        where = ", ".join(f"{c.label} = {c.label_of(settings[c.name])}" for c in self.controls)
+        """Alt text: the setting, then the figures (or the message), in the explorer's language."""
+        tr, w = self.language, self.language.words
+        where = w["list"].join(
+            f"{tr(c.label)} = {tr(c.label_of(settings[c.name]))}" for c in self.controls
+        )
+        head = f"{tr(self.title)}{w['open']}{where}{w['close']}"
         if isinstance(frame, InvalidSetting):
-            return f"{self.title} at {where}: {frame}"
-        facts = "; ".join(f"{k} {v}" for k, v in frame.figures.items())
-        return f"{self.title} at {where}. {facts}."
+            return f"{head}{w['colon']}{tr(str(frame))}"
+        facts = w["facts"].join(f"{tr(k)} {tr(v)}" for k, v in frame.figures.items())
+        return f"{head}{w['stop']}{facts}{w['end']}"
 
     # ----- rendering ---------------------------------------------------------------
     @property
+    def _rc(self) -> dict:
+        return {**_RC, **self.language.rc}
+
+    @property
     def figure(self) -> Figure:
         if self._fig is None:
-            with matplotlib.rc_context(_RC):
+            with matplotlib.rc_context(self._rc):
                 self._fig = Figure(figsize=self.view.figsize, dpi=self.dpi, layout="constrained")
                 FigureCanvasAgg(self._fig)
                 self.view.setup(self._fig)
+                if self.language is not ENGLISH:
+                    translate_figure(self._fig, self.language)
                 # The layout is fixed here, before any frame: every frame, whichever came
                 # first and whatever it hides, is drawn in the same places.
                 self._fig.draw_without_rendering()
@@ -297,8 +315,11 @@ class ExplorerBase:
     def render(self, frame: Frame, compact: bool = False) -> bytes:
         """PNG bytes of one frame: the view moves its artists, only those are redrawn."""
         fig = self.figure
-        with matplotlib.rc_context(_RC):
-            if self.view.update(frame.data) or self._background is None:
+        with matplotlib.rc_context(self._rc):
+            redraw = self.view.update(frame.data)
+            if self.language is not ENGLISH:
+                translate_figure(fig, self.language)  # what update wrote, in the language
+            if redraw or self._background is None:
                 self._draw_still()
             fig.canvas.restore_region(self._background)
             for artist in self._animated:
@@ -318,8 +339,10 @@ def escape(text: str) -> str:
     return html.escape(str(text), quote=True)
 
 
-def figures_html(frame: Frame | InvalidSetting) -> str:
+def figures_html(frame: Frame | InvalidSetting, tr=ENGLISH) -> str:
     """The figures of a frame as list items (shared with the live panel)."""
     if isinstance(frame, InvalidSetting):
         return ""
-    return "".join(f"<li>{escape(k)} <b>{escape(v)}</b></li>" for k, v in frame.figures.items())
+    return "".join(
+        f"<li>{escape(tr(k))} <b>{escape(tr(v))}</b></li>" for k, v in frame.figures.items()
+    )

@@ -111,14 +111,17 @@ _SCRIPT = """
     root.setAttribute('data-aqa-frame', String(index));
   }
   // The alt text, as Explorer.describe writes it: the setting, then the figures (or the
-  // message). Composed here rather than stored, since the figures are in the frame already.
+  // message), joined by the language's words (data.w). Composed here rather than stored,
+  // since the figures are in the frame already.
   function describe(ks, frame) {
+    var w = data.w;
     var where = data.names.map(function (name, i) {
       return name + ' = ' + data.labels[i][ks[i]];
-    }).join(', ');
-    if (frame.m !== null) { return data.title + ' at ' + where + ': ' + frame.m; }
-    var facts = frame.f.map(function (pair) { return pair[0] + ' ' + pair[1]; }).join('; ');
-    return data.title + ' at ' + where + '. ' + facts + '.';
+    }).join(w.list);
+    var head = data.title + w.open + where + w.close;
+    if (frame.m !== null) { return head + w.colon + frame.m; }
+    var facts = frame.f.map(function (pair) { return pair[0] + ' ' + pair[1]; }).join(w.facts);
+    return head + w.stop + facts + w.end;
   }
   function fill(list, pairs) {
     list.textContent = '';
@@ -173,25 +176,26 @@ def frames_payload(panel_html: str) -> dict:
     return json.loads(found.group(1).replace("<\\/", "</"))
 
 
-def _control_html(uid: str, position: int, control, enabled: bool) -> str:
+def _control_html(uid: str, position: int, control, payload: dict, enabled: bool) -> str:
     cid = f"{uid}-{control.name}"
     k = control.values.index(control.default)
+    label, labels = payload["names"][position], payload["labels"][position]
     disabled = "" if enabled else " disabled"
     common = f'id="{cid}" data-aqa-control="{position}"{disabled}'
     if control.is_slider:
         field = (
             f'<input type="range" {common} min="0" max="{len(control.values) - 1}" step="1" '
-            f'value="{k}" aria-valuetext="{escape(control.labels[k])}">'
-            f'<output for="{cid}">{escape(control.labels[k])}</output>'
+            f'value="{k}" aria-valuetext="{escape(labels[k])}">'
+            f'<output for="{cid}">{escape(labels[k])}</output>'
         )
     else:
         options = "".join(
             f'<option value="{i}"{" selected" if i == k else ""}>{escape(label)}</option>'
-            for i, label in enumerate(control.labels)
+            for i, label in enumerate(labels)
         )
         field = f"<select {common}>{options}</select>"
     return (
-        f'<div class="aqa-control"><label for="{cid}">{escape(control.label)}</label>{field}</div>'
+        f'<div class="aqa-control"><label for="{cid}">{escape(label)}</label>{field}</div>'
     )
 
 
@@ -201,11 +205,12 @@ def _frame_record(explorer: Explorer, settings: dict, images: dict[bytes, int]) 
     except Exception as err:
         # At build time a failing setting is the author's bug: stop the build and say where.
         raise RuntimeError(f"{explorer.title!r} failed to compute {settings}: {err!r}") from err
+    tr = explorer.language
     if isinstance(frame, InvalidSetting):
-        return {"i": -1, "f": [], "m": str(frame)}
+        return {"i": -1, "f": [], "m": tr(str(frame))}
     png = explorer.render(frame, compact=True)
     index = images.setdefault(png, len(images))  # identical pictures are stored once
-    return {"i": index, "f": list(frame.figures.items()), "m": None}
+    return {"i": index, "f": [[tr(k), tr(v)] for k, v in frame.figures.items()], "m": None}
 
 
 def described(payload: dict, index: int) -> str:
@@ -215,15 +220,16 @@ def described(payload: dict, index: int) -> str:
     for size in reversed(payload["sizes"]):
         ks.insert(0, rest % size)
         rest //= size
-    frame = payload["frames"][index]
-    where = ", ".join(
+    frame, w = payload["frames"][index], payload["w"]
+    where = w["list"].join(
         f"{name} = {labels[k]}"
         for name, labels, k in zip(payload["names"], payload["labels"], ks, strict=True)
     )
+    head = f"{payload['title']}{w['open']}{where}{w['close']}"
     if frame["m"] is not None:
-        return f"{payload['title']} at {where}: {frame['m']}"
-    facts = "; ".join(f"{label} {value}" for label, value in frame["f"])
-    return f"{payload['title']} at {where}. {facts}."
+        return f"{head}{w['colon']}{frame['m']}"
+    facts = w["facts"].join(f"{label} {value}" for label, value in frame["f"])
+    return f"{head}{w['stop']}{facts}{w['end']}"
 
 
 def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
@@ -235,18 +241,21 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
     default_index = chosen.index(explorer.defaults)
     default = records[default_index]
     default_frame = explorer.frame(**explorer.defaults)
+    tr = explorer.language
     payload = {
-        "title": explorer.title,
-        "names": [c.label for c in explorer.controls],
+        "title": tr(explorer.title),
+        "names": [tr(c.label) for c in explorer.controls],
         "sizes": [len(c.values) for c in explorer.controls],
-        "labels": [list(c.labels) for c in explorer.controls],
+        "labels": [[tr(label) for label in c.labels] for c in explorer.controls],
         "frames": records,
         "images": [data_url(png) for png in images],
         "keep": explorer.lesson_errors,
+        "w": tr.words,
     }
     data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
     controls = "".join(
-        _control_html(uid, i, c, enabled=all_frames) for i, c in enumerate(explorer.controls)
+        _control_html(uid, i, c, payload, enabled=all_frames)
+        for i, c in enumerate(explorer.controls)
     )
     width, height = png_size(next(iter(images)))  # every frame has the same size (tested)
     src = payload["images"][max(default["i"], 0)]
@@ -259,19 +268,19 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
         else '<p class="aqa-note">This copy holds the default setting only: the built book '
         "holds every setting, and running the notebook in Jupyter makes the panel live.</p>"
     )
-    caption = f'<p class="aqa-note">{escape(explorer.caption)}</p>' if explorer.caption else ""
+    caption = f'<p class="aqa-note">{escape(tr(explorer.caption))}</p>' if explorer.caption else ""
     return (
         f'<div class="aqa-explorer" id="{uid}" data-aqa-frame="{default_index}" '
         f'data-aqa-frames="{len(records)}" role="group" aria-labelledby="{uid}-title">'
         f"<style>{_STYLE}</style>"
-        f'<p class="aqa-title" id="{uid}-title">{escape(explorer.title)}</p>'
+        f'<p class="aqa-title" id="{uid}-title">{escape(payload["title"])}</p>'
         f'<div class="aqa-controls">{controls}</div>'
         f'<div class="aqa-stage"><img class="aqa-frame" src="{src}" width="{width}" '
         f'height="{height}" data-text-px="{text_px:.1f}" '
         f'alt="{escape(explorer.describe(explorer.defaults, default_frame))}"'
         f"{hidden}>"
         f'<p class="aqa-message" role="status"{"" if message else " hidden"}>{message}</p></div>'
-        f'<ul class="aqa-figures" aria-live="polite">{figures_html(default_frame)}</ul>'
+        f'<ul class="aqa-figures" aria-live="polite">{figures_html(default_frame, tr)}</ul>'
         f"{caption}{note}"
         f'<script type="application/json" class="aqa-frames">{data}</script>'
         f"<script>{_SCRIPT}</script>"
