@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: setup book test lint unit nbval nbval-portable nbval-native determinism build site site-after-build classroom lab serve execute bench student drill handouts dist clean
+.PHONY: gettext setup book test lint unit nbval nbval-portable nbval-native determinism build site site-after-build classroom lab serve execute bench student drill handouts dist clean
 
 ## Per-environment state. matplotlib's font list, IPython's profile and Jupyter's config,
 ## data and runtime files live in .venv/state, not in the home directory, so no check reads
@@ -38,11 +38,24 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
 	touch $(STAMP)
 
 ## book: build the site into _build/html from the notebooks' saved outputs (explorer panels
-## are rendered once and kept in _build/.frames)
+## are rendered once and kept in _build/.frames), and the Chinese edition beside it in
+## _build/html/zh, from the same pages and the translations in locales/zh_CN
+BUILD_ZH := $(PY) scripts/build_language.py zh_CN
 book: $(STAMP)
 	$(JB) build . -W -n --keep-going
+	$(BUILD_ZH)
 	@echo
-	@echo "The book is built. Open $(SITE)/index.html, or run 'make serve'."
+	@echo "The book is built. Open $(SITE)/index.html (中文版: $(SITE)/zh/index.html), or run 'make serve'."
+
+## gettext: after an edit of the English text, bring the Chinese edition's translation files
+## up to date: a changed paragraph's entry turns fuzzy (the test names it), a new one is
+## empty; the explorers' words too. Then translate them (CONTRIBUTING.md) and `make book`.
+gettext: $(STAMP)
+	$(PY) scripts/build_language.py gettext
+	$(PY) scripts/translations.py alts
+	$(VENV)/bin/sphinx-intl update -p _build/gettext -l zh_CN -d locales -w 100
+	$(PY) scripts/translations.py explorers
+	$(PY) scripts/translations.py stats
 
 ## Machine settings. PyTorch picks its CPU kernels when it starts (ATEN_CPU_CAPABILITY), MKL
 ## its own code path (MKL_ENABLE_INSTRUCTIONS), and the thread count (OMP_NUM_THREADS) sets
@@ -99,6 +112,7 @@ determinism: $(STAMP)
 
 build: $(STAMP)
 	$(TIMED) build $(JB) build . -W -n --keep-going
+	$(TIMED) build-zh $(BUILD_ZH)
 
 site: $(STAMP)
 	$(TIMED) site $(PY) -m pytest tests/site -q
@@ -135,7 +149,8 @@ student: $(STAMP)
 drill: $(STAMP)
 	$(PY) scripts/make_drill.py
 
-## handouts: every chapter printed to PDF in handouts/ (needs the built site and Chromium)
+## handouts: every chapter printed to PDF in handouts/, the Chinese edition's in handouts/zh/
+## (needs the built site and Chromium)
 handouts: $(STAMP)
 	@test -f $(SITE)/index.html || $(MAKE) book
 	$(PY) scripts/make_handouts.py

@@ -18,6 +18,7 @@ Light, readable pages (the modules beside this one, set up from here):
 * ``book_icons``: the theme's icons from a font cut to the icons used, no Font Awesome script;
 * ``book_cjk``: Chinese marked ``lang="zh-CN"`` and drawn with the site's own Chinese font;
 * ``book_search``: Chinese search with jieba, snippets in plain text;
+* ``book_languages``: the Chinese edition beside the English one, a switch on every page;
 * ``book_pages``: the hook that finishes each page once the theme has rendered it.
 """
 
@@ -66,7 +67,15 @@ def launch_buttons_need_a_repository(app, config):
 
 
 def setup(app):
-    modules = ("book_frames", "book_math", "book_icons", "book_cjk", "book_search", "book_pages")
+    modules = (
+        "book_frames",
+        "book_math",
+        "book_icons",
+        "book_cjk",
+        "book_search",
+        "book_languages",
+        "book_pages",
+    )
     for module in modules:
         app.setup_extension(module)
     app.connect("config-inited", launch_buttons_need_a_repository)

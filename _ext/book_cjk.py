@@ -92,12 +92,19 @@ def mark_chinese(tree: nodes.Node) -> int:
     return marked
 
 
+def chinese_edition(config) -> bool:
+    """The Chinese edition is Chinese throughout (``<html lang="zh-CN">``): nothing to mark,
+    and its fonts are the reader's own (``book_languages``)."""
+    return config.language == "zh_CN"
+
+
 class MarkChinese(SphinxTransform):
     # After MyST, myst-nb and smart quotes, before Sphinx collects titles (doctree-read, 880).
     default_priority = 870
 
     def apply(self, **kwargs) -> None:
-        mark_chinese(self.document)
+        if not chinese_edition(self.config):
+            mark_chinese(self.document)
 
 
 class MarkChineseInOutputs(SphinxPostTransform):
@@ -106,7 +113,8 @@ class MarkChineseInOutputs(SphinxPostTransform):
     default_priority = 300  # after myst-nb picks each output's form (4) and hides cells (199)
 
     def run(self, **kwargs) -> None:
-        mark_chinese(self.document)
+        if not chinese_edition(self.config):
+            mark_chinese(self.document)
 
 
 def marked_html(text: str) -> str:
@@ -119,7 +127,7 @@ def marked_html(text: str) -> str:
 
 
 def mark_print_title(app, pagename, templatename, context, doctree) -> None:
-    if context.get("pagetitle"):
+    if context.get("pagetitle") and not chinese_edition(app.config):
         context["pagetitle"] = marked_html(context["pagetitle"])
 
 
@@ -144,7 +152,7 @@ def marked_pre(body: str) -> str:
 
 
 def mark_code(app, pagename, templatename, context, doctree) -> None:
-    if context.get("body"):
+    if context.get("body") and not chinese_edition(app.config):
         context["body"] = marked_pre(context["body"])
 
 

@@ -8,6 +8,11 @@ the panel's id, and its full panel is rendered once for each state of what the f
 depend on (the package's source and the versions of the libraries that compute and draw
 them), then kept in ``_build/.frames/``, where every later build reuses it.
 
+In the Chinese edition (``language = "zh_CN"``) the panel says everything in Chinese: its
+labels, figures and messages, and the words drawn in its pictures, from the explorers'
+table ``locales/zh_CN/LC_MESSAGES/explorers.po`` (``attention_qa.panel.i18n``). A string
+missing from the table is a warning, so the strict build fails and names it.
+
 Cells that time something (tagged ``nbval-ignore-output``) keep no output in the saved
 notebook; the site says so under them, since a time is the machine's that runs the cell.
 """
@@ -21,16 +26,24 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 PANEL_ID = re.compile(r'<div class="aqa-explorer" id="(aqa-[0-9a-f]{10})"')
 DEFAULT_ONLY = "This copy holds the default setting only"
 LIBRARIES = ("torch", "numpy", "matplotlib", "pillow")
 TIMED = "tag_nbval-ignore-output"
-FRAMES_CACHE = ".frames"  # beside the site, in _build/
-TIMED_NOTE = (
-    "This cell measures time, which depends on the machine that runs it: run the notebook "
-    "to see yours. The cell after it checks the claim without a clock."
-)
+FRAMES_CACHE = "_build/.frames"  # beside the sites, shared by both languages
+EXPLORER_TABLE = "locales/{language}/LC_MESSAGES/explorers.po"
+TIMED_NOTE = {
+    "en": (
+        "This cell measures time, which depends on the machine that runs it: run the notebook "
+        "to see yours. The cell after it checks the claim without a clock."
+    ),
+    "zh_CN": "这个单元格测量时间，结果取决于运行它的机器：运行 notebook 即可看到你的机器上的结果。"
+    "它后面的单元格不借助计时来验证这一结论。",
+}
 
 
 @cache
@@ -53,13 +66,42 @@ def chapter_key(docname: str) -> str:
     return stem[:3] if re.match(r"q\d\d_", stem) else stem
 
 
-def cached_panel(builder, folder: Path, explorer=None) -> str:
-    """The full panel of ``builder``'s explorer, rendered once for each fingerprint and then
-    read from ``folder`` (pass the explorer if it is built already)."""
-    path = folder / f"{builder.__module__}.{builder.__name__}-{fingerprint()}.html"
+def translator(srcdir: Path, language: str | None):
+    """The explorers' words in ``language`` (translated, not fuzzy entries), or English."""
+    from attention_qa.panel.i18n import ENGLISH, Translator
+
+    if not language or language == "en":
+        return ENGLISH
+    from babel.messages.pofile import read_po
+
+    path = srcdir / EXPLORER_TABLE.format(language=language)
+    if not path.exists():
+        raise ExtensionError(f"no table of the explorers' words for {language}: {path}")
+    with path.open("rb") as f:
+        table = {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+    return Translator(language, table)
+
+
+def cached_panel(builder, folder: Path, explorer=None, language=None) -> str:
+    """The full panel of ``builder``'s explorer, rendered once for each fingerprint (and, in
+    a translation, the table of its words) and then read from ``folder`` (pass the explorer
+    if it is built already; ``language`` is a Translator)."""
+    from attention_qa.panel.i18n import ENGLISH
+
+    language = language or ENGLISH
+    suffix = "" if language is ENGLISH else f"-{language.language}-{language.digest}"
+    path = folder / f"{builder.__module__}.{builder.__name__}-{fingerprint()}{suffix}.html"
     if path.exists():
         return path.read_text()
-    html = (explorer or builder()).to_html(all_frames=True)
+    explorer = (explorer or builder()).in_language(language)
+    html = explorer.to_html(all_frames=True)
+    if language.missing:
+        words = "; ".join(sorted(language.missing))
+        language.missing.clear()
+        raise ExtensionError(
+            f"{builder.__name__}: not in {EXPLORER_TABLE.format(language=language.language)} "
+            f"(run `python scripts/translations.py explorers`, then translate): {words}"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.partial")
     partial.write_text(html)
@@ -67,7 +109,7 @@ def cached_panel(builder, folder: Path, explorer=None) -> str:
     return html
 
 
-def full_panel(docname: str, uid: str, folder: Path) -> str:
+def full_panel(docname: str, uid: str, folder: Path, language=None) -> str:
     """The panel with every frame of the explorer whose id is ``uid`` on page ``docname``."""
     from attention_qa.explorers import BY_CHAPTER
 
@@ -75,7 +117,7 @@ def full_panel(docname: str, uid: str, folder: Path) -> str:
     for builder in builders:
         explorer = builder()
         if explorer.uid == uid:
-            return cached_panel(builder, folder, explorer)
+            return cached_panel(builder, folder, explorer, language)
     names = [b.__name__ for b in builders]
     raise ExtensionError(
         f"{docname}: an explorer panel with id {uid} matches none of the page's builders "
@@ -84,7 +126,8 @@ def full_panel(docname: str, uid: str, folder: Path) -> str:
 
 
 def insert_full_panels(app, doctree, docname):
-    folder = Path(app.outdir).parent / FRAMES_CACHE
+    folder = Path(app.srcdir) / FRAMES_CACHE
+    language = translator(Path(app.srcdir), app.config.language)
     panels = [
         raw
         for raw in doctree.findall(nodes.raw)
@@ -94,7 +137,7 @@ def insert_full_panels(app, doctree, docname):
         found = PANEL_ID.search(raw.astext())
         if found is None:
             raise ExtensionError(f"{docname}: an explorer panel without an id")
-        html = full_panel(docname, found.group(1), folder)
+        html = full_panel(docname, found.group(1), folder, language)
         raw.replace_self(nodes.raw("", html, format="html"))
 
 
@@ -110,9 +153,10 @@ def outdated_with_the_package(app, env, added, changed, removed):
 
 
 def note_timed_cells(app, doctree, docname):
+    note = TIMED_NOTE.get(app.config.language or "en", TIMED_NOTE["en"])
     for cell in doctree.findall(nodes.container):
         if TIMED in cell.get("classes", []):
-            cell += nodes.paragraph(text=TIMED_NOTE, classes=["aqa-timed-note"])
+            cell += nodes.paragraph(text=note, classes=["aqa-timed-note"])
 
 
 def setup(app):

@@ -7,7 +7,9 @@ writes it:
 
 * the page's maths glyph outlines go in once, right after ``<body>`` (``book_math``); the
   sidebar's formulas are known only now;
-* the Font Awesome script tag goes (``book_icons``).
+* the Font Awesome script tag goes (``book_icons``);
+* the link to the same page in the other edition joins the header's buttons
+  (``book_languages``).
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ from __future__ import annotations
 import re
 
 import book_icons
+import book_languages
 import book_math
 
 BODY_TAG = re.compile(r"<body\b[^>]*>")
 
 
-def finish_page(page_html: str) -> str:
+def finish_page(page_html: str, pagename: str = "", language: str | None = None) -> str:
     page_html = book_icons.drop_icon_script(page_html)
+    if pagename:
+        page_html = book_languages.language_switch(page_html, pagename, language)
     defs = book_math.glyph_defs(page_html)
     if defs:
         body = BODY_TAG.search(page_html)
@@ -38,7 +43,9 @@ def finish_pages(app) -> None:
 
     def render_and_finish(template: str, context: dict) -> str:
         output = render(template, context)
-        return finish_page(output) if template.endswith(".html") else output
+        if not template.endswith(".html"):
+            return output
+        return finish_page(output, context.get("pagename", ""), app.config.language)
 
     templates.render = render_and_finish
 

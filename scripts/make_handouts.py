@@ -2,8 +2,9 @@
 
 Usage: python scripts/make_handouts.py [OUT_DIR]   (default: handouts/)
 
-The site is served on 127.0.0.1 while printing; each explorer prints its default frame
-and figures. Needs the built site (`make book`) and Chromium.
+The English chapters go to OUT_DIR, the Chinese edition's to OUT_DIR/zh. The site is served
+on 127.0.0.1 while printing; each explorer prints its default frame and figures. Needs the
+built site (`make book`) and Chromium.
 """
 
 import sys
@@ -11,18 +12,24 @@ from pathlib import Path
 
 from built_site import ROOT, SITE, chromium, serve
 
+EDITIONS = {"": "English", "zh": "Chinese"}  # each edition's folder in the site
+
 
 def chapter_pages() -> list[Path]:
     return sorted((SITE / "book").glob("q*.html"))
 
 
-def print_pages(browser, url: str, out_dir: Path) -> list[Path]:
-    """Print each chapter of the site at ``url`` to ``out_dir`` with a running browser."""
+def print_pages(browser, url: str, out_dir: Path, edition: str = "", only=None) -> list[Path]:
+    """Print each chapter (or those named in ``only``) of the site at ``url`` to ``out_dir``
+    with a running browser, from the edition in folder ``edition`` ("" English, "zh")."""
     out_dir.mkdir(parents=True, exist_ok=True)
     page = browser.new_page()
     written = []
+    base = f"{url}/{edition}" if edition else url
     for html in chapter_pages():
-        page.goto(f"{url}/book/{html.name}", wait_until="networkidle")
+        if only is not None and html.stem not in only:
+            continue
+        page.goto(f"{base}/book/{html.name}", wait_until="networkidle")
         page.wait_for_function("() => !document.querySelector('.math:not(:has(mjx-container))')")
         pdf = out_dir / html.with_suffix(".pdf").name
         page.pdf(path=str(pdf), format="A4", print_background=True)
@@ -36,7 +43,11 @@ def print_handouts(out_dir: Path) -> list[Path]:
     if not (SITE / "index.html").exists():
         raise SystemExit("no built site: run `make book` first")
     with serve(SITE) as url, chromium() as browser:
-        return print_pages(browser, url, out_dir)
+        return [
+            pdf
+            for edition in EDITIONS
+            for pdf in print_pages(browser, url, out_dir / edition, edition)
+        ]
 
 
 if __name__ == "__main__":

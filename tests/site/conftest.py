@@ -59,11 +59,21 @@ def page(browser, site_url):
     context.close()
 
 
-def built_pages() -> list[str]:
-    """Every page of the book proper, as a path relative to the site root."""
+def built_pages(site: Path = SITE) -> list[str]:
+    """Every page of the book proper, as a path relative to ``site`` (the English site
+    leaves out the Chinese one inside it, ``zh/``)."""
     return sorted(
-        str(p.relative_to(SITE))
-        for p in SITE.rglob("*.html")
+        str(p.relative_to(site))
+        for p in site.rglob("*.html")
         if p.parent.name not in ("_static", "_sources")
         and p.name not in ("genindex.html", "search.html")
+        and p.relative_to(site).parts[0] != "zh"
     )
+
+
+ZH_SITE = SITE / "zh"
+
+
+def zh_pages() -> list[str]:
+    """Every page of the Chinese edition, as a path relative to the English site's root."""
+    return [f"zh/{path}" for path in built_pages(ZH_SITE)] if ZH_SITE.exists() else []

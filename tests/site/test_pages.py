@@ -17,13 +17,16 @@ def test_committed_notebook_under_1_mb(notebook):
     assert notebook.stat().st_size <= MB, f"{notebook.name}: {notebook.stat().st_size / MB:.2f} MB"
 
 
-def test_every_built_page_under_3_mb_and_site_under_60_mb():
+def test_every_built_page_under_3_mb_and_each_edition_under_60_mb():
     pages = {p: p.stat().st_size for p in SITE.rglob("*.html")}
     assert pages, "no built pages"
     heavy = {str(p.relative_to(SITE)): round(s / MB, 2) for p, s in pages.items() if s > 3 * MB}
     assert not heavy, f"pages over 3 MB: {heavy}"
-    total = sum(p.stat().st_size for p in SITE.rglob("*") if p.is_file())
-    assert total <= 60 * MB, f"the site is {total / MB:.1f} MB"
+    chinese = SITE / "zh"
+    files = [p for p in SITE.rglob("*") if p.is_file()]
+    for edition, inside in (("English", False), ("Chinese", True)):
+        total = sum(p.stat().st_size for p in files if p.is_relative_to(chinese) == inside)
+        assert total <= 60 * MB, f"the {edition} edition is {total / MB:.1f} MB"
 
 
 def test_every_chapter_is_in_the_book():

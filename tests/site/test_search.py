@@ -18,8 +18,8 @@ TEX = re.compile(r"\\[()\[\]]|\\[A-Za-z]{2,}\b|\$\$")
 
 def search(page, site_url, query: str) -> list[dict]:
     page.goto(f"{site_url}/search.html?q={quote(query)}", wait_until="networkidle")
-    page.wait_for_function(
-        "() => /found \\d+ page|did not match/.test("
+    page.wait_for_function(  # the summary in English, or in the Chinese edition
+        "() => /found \\d+ page|did not match|匹配到 \\d+ 页|没有匹配到/.test("
         "document.querySelector('#search-results .search-summary')?.textContent || '')",
         timeout=30_000,
     )
