@@ -252,7 +252,8 @@ def static_panel(explorer: Explorer, all_frames: bool = True) -> str:
         "keep": explorer.lesson_errors,
         "w": tr.words,
     }
-    data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
+    # written as UTF-8, as the page is: a \u escape takes six bytes for a Chinese character
+    data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
     controls = "".join(
         _control_html(uid, i, c, payload, enabled=all_frames)
         for i, c in enumerate(explorer.controls)
