@@ -7,6 +7,7 @@ test files check what each explorer's figures mean.
 """
 
 import base64
+import functools
 import io
 import sys
 from pathlib import Path
@@ -38,6 +39,13 @@ BUILDERS = [
 ]
 
 
+@functools.cache
+def shared(builder):
+    """One explorer per builder for the tests that read its frames, so that each frame is
+    computed once; the test of drawing order builds fresh ones."""
+    return builder()
+
+
 def _image(png: bytes) -> Image.Image:
     image = Image.open(io.BytesIO(png))
     image.load()
@@ -46,7 +54,7 @@ def _image(png: bytes) -> Image.Image:
 
 @pytest.mark.parametrize("builder", BUILDERS)
 def test_every_setting_is_a_frame_or_a_refusal_in_words(builder):
-    explorer = builder()
+    explorer = shared(builder)
     assert explorer.num_frames <= DEFAULT_FRAME_BUDGET
     assert isinstance(explorer.frame(**explorer.defaults), Frame)
     for settings in explorer.settings():
@@ -63,7 +71,7 @@ def test_every_setting_is_a_frame_or_a_refusal_in_words(builder):
 def test_the_static_panel_holds_every_setting(builder):
     """The panel the site shows: rendered here, or by the build, whichever came first since
     the package last changed (_ext/book_frames.py keeps it in _build/.frames)."""
-    explorer = builder()
+    explorer = shared(builder)
     payload = frames_payload(book_frames.cached_panel(builder, FRAMES, explorer))
     records = payload["frames"]
     assert len(records) == explorer.num_frames
@@ -81,7 +89,7 @@ def test_the_static_panel_holds_every_setting(builder):
 
 @pytest.mark.parametrize("builder", BUILDERS)
 def test_the_live_frame_is_the_static_frame_before_its_palette(builder):
-    explorer = builder()
+    explorer = shared(builder)
     frame = explorer.frame(**explorer.defaults)
     live = np.asarray(_image(explorer.render(frame)).convert("RGB"), dtype=float)
     static = np.asarray(_image(explorer.render(frame, compact=True)).convert("RGB"), dtype=float)
@@ -120,7 +128,7 @@ def _reachable(explorer) -> list[dict]:
 
 @pytest.mark.parametrize("builder", BUILDERS)
 def test_no_control_leads_to_a_message_unless_the_message_is_the_lesson(builder):
-    explorer = builder()
+    explorer = shared(builder)
     reached = _reachable(explorer)
     refused = [s for s in reached if not explorer.is_valid(s)]
     if explorer.lesson_errors:
@@ -131,7 +139,7 @@ def test_no_control_leads_to_a_message_unless_the_message_is_the_lesson(builder)
 
 @pytest.mark.parametrize("builder", BUILDERS)
 def test_every_value_of_every_control_changes_what_the_reader_sees(builder):
-    explorer = builder()
+    explorer = shared(builder)
     for control in explorer.controls:
         shown = {}
         for value in control.values:
@@ -150,7 +158,7 @@ def test_every_value_of_every_control_changes_what_the_reader_sees(builder):
 @pytest.mark.parametrize("builder", BUILDERS)
 def test_every_frame_is_readable_on_a_phone_and_nothing_is_cut(builder):
     """Text at least 9 CSS px at a 390 px phone's column and at a desktop's; none cut."""
-    explorer = builder()
+    explorer = shared(builder)
     valid = [s for s in explorer.settings() if explorer.is_valid(s)]
     for settings in (explorer.defaults, valid[0], valid[-1], valid[len(valid) // 2]):
         explorer.render(explorer.frame(**settings))
