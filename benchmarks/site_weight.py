@@ -215,8 +215,9 @@ def key_press_latency(browser, base: str, path: str, presses: int = 5) -> list[f
         context.close()
 
 
-def measure(only: list[str] | None = None, presses: int = 5) -> list[dict]:
-    order = chapters()
+def measure(only: list[str] | None = None, presses: int = 5, edition: str = "") -> list[dict]:
+    """Every chapter of the English site, or of the edition in folder ``edition`` ("zh")."""
+    order = [f"{edition}/{p}" for p in chapters(SITE / edition)] if edition else chapters()
     pages = [p for p in order if not only or any(o in p for o in only)]
     results = []
     with serve() as base, chromium() as browser:
