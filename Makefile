@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: gettext setup book test lint unit nbval nbval-portable nbval-native determinism build site site-after-build classroom lab serve execute bench student drill handouts dist clean
+.PHONY: gettext setup book test lint unit nbval nbval-portable nbval-native determinism build build-zh site site-en site-zh site-after-build site-zh-after-build classroom lab serve execute bench student drill handouts dist clean
 
 ## Per-environment state. matplotlib's font list, IPython's profile and Jupyter's config,
 ## data and runtime files live in .venv/state, not in the home directory, so no check reads
@@ -70,14 +70,16 @@ DETERMINISM_SETTING := ATEN_CPU_CAPABILITY=$(AVX2) MKL_ENABLE_INSTRUCTIONS=AVX2 
 TIMED = $(PY) scripts/timed.py
 
 ## test: everything CI checks — lint, unit tests, nbval under two machine settings, the
-## determinism check under a third, strict build, site and browser tests, handouts, and the
-## classroom kit (drill, launch buttons, a fresh install, JupyterLab). The independent stages
-## run two at a time (two cores): the build and the site tests as one chain, the longest;
-## beside it nbval-portable while the build renders the explorer panels, then the unit tests
-## (which read those panels instead of rendering them again), then the rest. In this order
-## both cores finish at about the same time.
+## determinism check under a third, strict builds of both editions, site and browser tests of
+## both, handouts, and the classroom kit (drill, launch buttons, a fresh install, JupyterLab).
+## The independent stages run two at a time (two cores), longest first: the English build
+## and its site tests as one chain, beside it the determinism check and nbval-native; then
+## the Chinese build and its site tests (which need both sites), nbval-portable, the unit
+## tests (which read the explorer panels the build rendered instead of rendering them
+## again), the classroom kit. In this order both cores finish at about the same time.
 ## Each stage's time goes to benchmarks/results/, which `make bench` reports.
-TEST_STEPS := site-after-build nbval-portable unit nbval-native determinism classroom lint
+TEST_STEPS := site-after-build determinism nbval-native site-zh-after-build nbval-portable \
+  unit classroom lint
 test: $(STAMP)
 	@rm -rf benchmarks/results/stages
 	@start=$$(date +%s); \
@@ -112,14 +114,26 @@ determinism: $(STAMP)
 
 build: $(STAMP)
 	$(TIMED) build $(JB) build . -W -n --keep-going
+
+build-zh: $(STAMP)
 	$(TIMED) build-zh $(BUILD_ZH)
 
-site: $(STAMP)
-	$(TIMED) site $(PY) -m pytest tests/site -q
+## site: the site tests of both editions (after `make book`); site-en and site-zh split them
+site: site-en site-zh
 
-# make test's way to the site tests: the build first, as one chain beside the other stages
+site-en: $(STAMP)
+	$(TIMED) site $(PY) -m pytest tests/site -q -k "not zh"
+
+site-zh: $(STAMP)
+	$(TIMED) site-zh $(PY) -m pytest tests/site -q -k "zh"
+
+# make test's way to the site tests: each edition's after its build (the Chinese tests
+# compare each page with its English twin, so they wait for both builds)
 site-after-build: build
-	@$(MAKE) --no-print-directory site
+	@$(MAKE) --no-print-directory site-en
+
+site-zh-after-build: build build-zh
+	@$(MAKE) --no-print-directory site-zh
 
 classroom: $(STAMP)
 	$(TIMED) classroom $(PY) -m pytest tests/classroom -q

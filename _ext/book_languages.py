@@ -38,9 +38,10 @@ SUBFOLDER = "zh"  # the Chinese site's place inside the English one
 CJK_TEXT = re.compile(r"[\u4e00-\u9fff]")
 BUTTONS = re.compile(r'<div class="article-header-buttons">')
 SWITCH = {
-    # the language a page links to: its label, its lang and hreflang, the link's title
+    # the language a page links to: its label, its lang and hreflang, the link's title (the
+    # label is the link's accessible name, so that speech input can say what it sees)
     CHINESE: ("中文", "zh-CN", "这一页的中文版"),
-    "en": ("EN", "en", "This page in English"),
+    "en": ("English", "en", "This page in English"),
 }
 
 
@@ -57,7 +58,7 @@ def language_switch(page_html: str, pagename: str, language: str | None) -> str:
     label, lang, title = SWITCH["en" if language == CHINESE else CHINESE]
     link = (
         f'<a class="btn aqa-language" href="{other_edition(pagename, language)}" '
-        f'hreflang="{lang}" lang="{lang}" title="{title}" aria-label="{title}">{label}</a>'
+        f'hreflang="{lang}" lang="{lang}" title="{title}">{label}</a>'
     )
     return BUTTONS.sub(lambda m: m.group(0) + link, page_html, count=1)
 

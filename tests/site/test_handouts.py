@@ -41,7 +41,7 @@ def test_every_chapter_prints_with_its_question_on_the_first_page(handouts):
 ZH_SAMPLE = ["q04_why_scale_by_sqrt_dk", "q21_flash_attention", "q38_model_anatomy"]
 
 
-def test_chinese_handouts_print_with_the_chinese_question(browser, site_url, tmp_path):
+def test_zh_handouts_print_with_the_chinese_question(browser, site_url, tmp_path):
     pdfs = print_pages(browser, site_url, tmp_path, edition="zh", only=ZH_SAMPLE)
     assert [pdf.stem for pdf in pdfs] == ZH_SAMPLE
     for pdf in pdfs:

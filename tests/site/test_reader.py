@@ -178,13 +178,18 @@ def test_printed_output_comes_in_one_block_per_stream():
     assert split == [], sorted(set(split))
 
 
-def test_the_site_works_opened_from_a_folder(browser):
-    """file://, no server: the explorer's frames are relative files and load."""
-    url = (SITE / "book" / "q04_why_scale_by_sqrt_dk.html").as_uri()
+@pytest.mark.parametrize("edition", ["", "zh"])
+def test_the_site_works_opened_from_a_folder(browser, edition):
+    """file://, no server: the explorer's frames are relative files and load; the link to
+    the other edition leads to its page."""
+    url = (SITE / edition / "book" / "q04_why_scale_by_sqrt_dk.html").as_uri()
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     page = context.new_page()
     try:
         page.goto(url, wait_until="load")
+        other = page.evaluate("() => document.querySelector('a.aqa-language').href")
+        twin = SITE / ("" if edition else "zh") / "book" / "q04_why_scale_by_sqrt_dk.html"
+        assert other == twin.as_uri(), other
         explorer = page.locator(".aqa-explorer").first
         before = explorer.get_attribute("data-aqa-frame")
         explorer.locator("input[type=range]").first.focus()

@@ -1,8 +1,8 @@
 """The Chinese edition (``_build/html/zh``), built from the same pages and the translations in
 ``locales/zh_CN``: a twin for every English page, linked both ways; Chinese throughout but for
 code, outputs, formulas and the works the Sources cite; drawn in the reader's own fonts;
-searchable in Chinese; as light as the English pages. The reader, accessibility and
-explorer checks of ``test_every_page`` run on its pages too."""
+searchable in Chinese. The reader, accessibility and explorer checks of ``test_every_page``
+and the weights of ``test_weight`` run on its pages too."""
 
 import re
 from html.parser import HTMLParser
@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.site_weight import FIRST_VISIT_BUDGET, NEXT_PAGE_BUDGET, visit
 from tests.site.conftest import SITE, ZH_SITE, built_pages
 from tests.site.test_search import search
 
@@ -154,17 +153,3 @@ def test_the_chinese_page_draws_with_the_readers_chinese_font(page, site_url):
     family = page.evaluate("() => getComputedStyle(document.body).fontFamily")
     assert "Noto Sans CJK SC" in family and "Microsoft YaHei" in family, family
     assert not [url for url in page.requested if ".woff2" in url and "noto-sans-sc" in url]
-
-
-@pytest.mark.parametrize(
-    "path, following",
-    [
-        ("zh/book/q35_attention_as_a_recurrence.html", "zh/book/q36_long_context_training.html"),
-        ("zh/book/q04_why_scale_by_sqrt_dk.html", "zh/book/q05_additive_vs_dot_product.html"),
-    ],
-)
-def test_chinese_pages_weigh_what_the_english_ones_may(browser, site_url, path, following):
-    result = visit(browser, site_url, path, following)
-    assert result["failed"] == [], result["failed"]
-    assert result["first_visit_bytes"] <= FIRST_VISIT_BUDGET, result["first_visit_bytes"]
-    assert result["next_page_bytes"] <= NEXT_PAGE_BUDGET, result["next_page_bytes"]
