@@ -84,7 +84,9 @@ class WordsView(View):
     figsize = (3, 2)
 
     def setup(self, fig: Figure) -> None:
-        ax = fig.subplots()
+        ax, other = fig.subplots(1, 2)
+        other.bar(range(2), [1, 2])
+        other.set(xticks=range(2), xticklabels=["share kept", "weight"])  # a dict of labels
         ax.set_title("Toy heads")
         ax.set_xlabel("heads")
         ax.set_xticks([0, 1], labels=["causal", "mask"])
@@ -102,12 +104,12 @@ def test_every_word_in_a_picture_is_translated():
     view.setup(fig)
     view.update(4)
     before = set(figure_texts(fig))
-    assert {"Toy heads", "heads", "causal", "mask", "weight", "4 keys"} <= before
+    assert {"Toy heads", "heads", "causal", "mask", "weight", "4 keys", "share kept"} <= before
     translate_figure(fig, zh())
     fig.canvas.draw()  # tick labels are written again from their formatters when drawn
     after = set(figure_texts(fig))
-    assert {"玩具头", "头数", "因果", "掩码", "权重", "4 个键"} <= after
-    assert not {"Toy heads", "causal", "mask", "4 keys"} & after
+    assert {"玩具头", "头数", "因果", "掩码", "权重", "4 个键", "保留比例"} <= after
+    assert not {"Toy heads", "causal", "mask", "4 keys", "share kept"} & after
 
 
 def compute(heads, mask):

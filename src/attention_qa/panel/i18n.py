@@ -10,6 +10,7 @@ with no letters (a number, a formula of symbols) needs no entry. The table for C
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -19,7 +20,7 @@ from functools import cached_property
 from matplotlib.category import StrCategoryFormatter
 from matplotlib.figure import Figure
 from matplotlib.text import Text
-from matplotlib.ticker import FixedFormatter
+from matplotlib.ticker import FixedFormatter, FuncFormatter
 
 # A number standing on its own: not part of a name such as float16, q04 or W_2.
 NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:[.,]\d+)*(?:e[+-]?\d+)?(?![A-Za-z_\d])")
@@ -112,8 +113,21 @@ def translate_figure(fig: Figure, translate) -> None:
     for formatter in _word_formatters(fig):
         if isinstance(formatter, FixedFormatter):
             formatter.seq = [translate(s) for s in formatter.seq]
-        else:  # a categorical axis: the categories are the tick labels
+        elif isinstance(formatter, StrCategoryFormatter):  # the categories are the labels
             formatter._units = {translate(k): v for k, v in formatter._units.items()}
+        else:  # labels given to set_ticklabels: a dict from tick to label
+            labels = _labels_by_tick(formatter)
+            labels.update({tick: translate(label) for tick, label in labels.items()})
+
+
+def _labels_by_tick(formatter) -> dict | None:
+    """The labels ``Axis.set_ticklabels`` keeps in a FuncFormatter (matplotlib 3.11 wraps
+    ``Axis._format_with_dict`` around a dict from tick position to label)."""
+    func = getattr(formatter, "func", None)
+    if isinstance(formatter, FuncFormatter) and isinstance(func, functools.partial):
+        if func.func.__name__ == "_format_with_dict" and isinstance(func.args[0], dict):
+            return func.args[0]
+    return None
 
 
 def _word_formatters(fig: Figure) -> list:
@@ -124,13 +138,17 @@ def _word_formatters(fig: Figure) -> list:
             for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
                 if isinstance(formatter, (FixedFormatter, StrCategoryFormatter)):
                     found.append(formatter)
+                elif _labels_by_tick(formatter) is not None:
+                    found.append(formatter)
     return found
 
 
 def _formatter_words(formatter) -> list[str]:
     if isinstance(formatter, FixedFormatter):
         return [str(s) for s in formatter.seq]
-    return [str(k) for k in formatter._units]
+    if isinstance(formatter, StrCategoryFormatter):
+        return [str(k) for k in formatter._units]
+    return [str(label) for label in _labels_by_tick(formatter).values()]
 
 
 ENGLISH = Translator("en", {})  # the explorers' own words
