@@ -72,14 +72,12 @@ def translator(srcdir: Path, language: str | None):
 
     if not language or language == "en":
         return ENGLISH
-    from babel.messages.pofile import read_po
+    from book_languages import po_table
 
     path = srcdir / EXPLORER_TABLE.format(language=language)
     if not path.exists():
         raise ExtensionError(f"no table of the explorers' words for {language}: {path}")
-    with path.open("rb") as f:
-        table = {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
-    return Translator(language, table)
+    return Translator(language, po_table(path))
 
 
 def cached_panel(builder, folder: Path, explorer=None, language=None) -> str:

@@ -83,15 +83,18 @@ def _in_output(node) -> bool:
     return False
 
 
-def _page_table(srcdir: str, docname: str) -> dict[str, str]:
-    """The page's translations (not fuzzy), read from its .po file."""
+def po_table(path: Path) -> dict[str, str]:
+    """A .po file's translations: entry → translation, leaving out empty and fuzzy ones."""
     from babel.messages.pofile import read_po
 
-    path = Path(srcdir) / "locales" / CHINESE / "LC_MESSAGES" / f"{docname}.po"
-    if not path.exists():
-        return {}
     with path.open("rb") as f:
         return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+
+
+def _page_table(srcdir: str, docname: str) -> dict[str, str]:
+    """The page's translations, from its .po file."""
+    path = Path(srcdir) / "locales" / CHINESE / "LC_MESSAGES" / f"{docname}.po"
+    return po_table(path) if path.exists() else {}
 
 
 def translate_figure_descriptions(app, doctree) -> None:
