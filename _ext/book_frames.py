@@ -10,8 +10,8 @@ them), then kept in ``_build/.frames/``, where every later build reuses it.
 
 In the Chinese edition (``language = "zh_CN"``) the panel says everything in Chinese: its
 labels, figures and messages, and the words drawn in its pictures, from the explorers'
-table ``locales/zh_CN/LC_MESSAGES/explorers.po`` (``attention_qa.panel.i18n``). A string
-missing from the table is a warning, so the strict build fails and names it.
+table ``locales/zh_CN/LC_MESSAGES/explorers.po`` (``attention_qa.panel.i18n``), read once
+per build. A string missing from the table stops the build, naming the explorer and the string.
 
 Cells that time something (tagged ``nbval-ignore-output``) keep no output in the saved
 notebook; the site says so under them, since a time is the machine's that runs the cell.
@@ -26,9 +26,6 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.errors import ExtensionError
-from sphinx.util import logging
-
-logger = logging.getLogger(__name__)
 
 PANEL_ID = re.compile(r'<div class="aqa-explorer" id="(aqa-[0-9a-f]{10})"')
 DEFAULT_ONLY = "This copy holds the default setting only"
@@ -68,15 +65,23 @@ def chapter_key(docname: str) -> str:
 
 def translator(srcdir: Path, language: str | None):
     """The explorers' words in ``language`` (translated, not fuzzy entries), or English."""
-    from attention_qa.panel.i18n import ENGLISH, Translator
+    from attention_qa.panel.i18n import ENGLISH
 
     if not language or language == "en":
         return ENGLISH
-    from book_languages import po_table
-
     path = srcdir / EXPLORER_TABLE.format(language=language)
     if not path.exists():
         raise ExtensionError(f"no table of the explorers' words for {language}: {path}")
+    return _table_translator(path, language, path.stat().st_mtime_ns)
+
+
+@cache
+def _table_translator(path: Path, language: str, mtime_ns: int):
+    """One Translator per state of the table, shared by every page of a build."""
+    from book_languages import po_table
+
+    from attention_qa.panel.i18n import Translator
+
     return Translator(language, po_table(path))
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from book_cjk import CJK
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 CHINESE = "zh_CN"
 SUBFOLDER = "zh"  # the Chinese site's place inside the English one
-CJK_TEXT = re.compile(r"[\u4e00-\u9fff]")
+CJK_TEXT = re.compile(f"[{CJK}]")  # what the English edition marks as Chinese
 BUTTONS = re.compile(r'<div class="article-header-buttons">')
 SWITCH = {
     # the language a page links to: its label, its lang and hreflang, the link's title (the

@@ -15,7 +15,6 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from matplotlib.category import StrCategoryFormatter
 from matplotlib.figure import Figure
@@ -68,7 +67,7 @@ class Translator:
     table: dict[str, str]
     missing: set[str] = field(default_factory=set)
 
-    @cached_property
+    @functools.cached_property
     def digest(self) -> str:
         """What the table holds, in eight hex digits (the build's cache key)."""
         text = json.dumps(sorted(self.table.items()), ensure_ascii=False)
