@@ -96,6 +96,9 @@ def execute(path: Path, cwd: Path | None = None, client=NotebookClient) -> float
         kernel_name=KERNEL,
         resources={"metadata": {"path": str(cwd or path.parent)}},
         store_widget_state=False,
+        # Every output has arrived when the last cell returns; stopping the kernel politely
+        # would only add a second of Python tearing down PyTorch, per notebook.
+        shutdown_kernel="immediate",
     ).execute()
     seconds = time.perf_counter() - start
     lean_metadata(nb)  # execution adds metadata of its own

@@ -29,7 +29,8 @@ def print_pages(browser, url: str, out_dir: Path, edition: str = "", only=None) 
     for html in chapter_pages():
         if only is not None and html.stem not in only:
             continue
-        page.goto(f"{base}/book/{html.name}", wait_until="networkidle")
+        page.goto(f"{base}/book/{html.name}", wait_until="load")  # images and styles
+        page.evaluate("() => document.fonts.ready.then(() => true)")
         page.wait_for_function("() => !document.querySelector('.math:not(:has(mjx-container))')")
         pdf = out_dir / html.with_suffix(".pdf").name
         page.pdf(path=str(pdf), format="A4", print_background=True)
