@@ -46,12 +46,10 @@ TIMED_NOTE = {
 @cache
 def fingerprint() -> str:
     """What every frame depends on: the package's source and the libraries' versions."""
-    import attention_qa
+    from attention_qa import hash_source
 
-    root = Path(attention_qa.__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    hash_source(digest)
     for name in LIBRARIES:
         digest.update(f"{name}=={importlib.metadata.version(name)}\n".encode())
     return digest.hexdigest()[:16]

@@ -16,6 +16,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from attention_qa import hash_source
+
 # A folder where a training run's result is kept between processes (`make` sets it to
 # _build/.trained); unset, every process trains again.
 TRAINED_FOLDER = "ATTENTION_QA_TRAINED"
@@ -41,9 +43,7 @@ def _setting() -> str:
     """What a training run's bits depend on: the package's source, PyTorch's version, the CPU
     kernels PyTorch and MKL chose (runs are on one thread, so not the thread count)."""
     digest = hashlib.sha256()
-    root = Path(__file__).parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    hash_source(digest)
     for part in (
         torch.__version__,
         torch.backends.cpu.get_cpu_capability(),
