@@ -96,8 +96,8 @@ def execute(path: Path, cwd: Path | None = None, client=NotebookClient) -> float
         kernel_name=KERNEL,
         resources={"metadata": {"path": str(cwd or path.parent)}},
         store_widget_state=False,
-        # Every output has arrived when the last cell returns; stopping the kernel politely
-        # would only add a second of Python tearing down PyTorch, per notebook.
+        # Every output has arrived when the last cell returns; a polite shutdown request
+        # would add about a second per notebook (1.0 s against 0.1 s, with PyTorch loaded).
         shutdown_kernel="immediate",
     ).execute()
     seconds = time.perf_counter() - start
