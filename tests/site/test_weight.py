@@ -13,6 +13,7 @@ chapter before it; the other pages are checked, from the files, to carry less th
 lightest of those (``make bench`` measures every page in the browser).
 """
 
+import functools
 import re
 
 import pytest
@@ -36,6 +37,7 @@ def reading_order(edition: str) -> list[str]:
     return [f"{edition}/{p}" if edition else p for p in chapters(SITE / edition)]
 
 
+@functools.cache  # read once: the sorting and both tests ask again
 def own_bytes(path: str) -> int:
     """A chapter's own weight on arrival: its HTML and the files its <img> tags show."""
     page = SITE / path
