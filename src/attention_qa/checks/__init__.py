@@ -1,65 +1,69 @@
-"""Automatic checkers for the book's exercises, one module per part of the book.
+"""Automatic checkers for the book's exercises, one module per chapter: ``qNN.py`` holds the
+checker of chapter NN's exercise (``check_*``), its reference cases, its slip model (the public
+``*_variant`` function) and the messages of its slips (``*_SLIPS``). Chapter 12 reuses q10's
+``check_multihead``. Every ``check_*`` is exported here, so a chapter imports
+``from attention_qa.checks import check_x``.
 
-A checker runs a learner's function on several cases against the package's reference.
-It returns None when every case agrees; otherwise it raises ``AssertionError`` whose
-message names the likely bug, so the feedback reads like a teacher's, not a diff. A
-function that raises ``NotImplementedError`` (a student scaffold) is let through as is.
+What the checkers share lives in two modules:
 
-Every numeric checker compares with ``close``, at the precision of the learner's dtype, and
-gives its feedback through ``diagnose``: the right answer, then each known slip (the public
-``*_variant`` slip models and their ``*_SLIPS`` messages in each module), then NaN, then by
-how much the answer is off.
+- ``common.py``: the learner's way in and the comparison. ``call_learner`` runs the learner's
+  function (saying which case it failed on) and notes the least precise floating dtype its
+  torch calls computed in; ``as_answer`` takes the answer as a tensor, a NumPy array or
+  number, a list or tuple of numbers, a Python number, or an (output, weights) pair where only
+  the output is asked for; ``require_shape`` and ``as_number`` / ``as_pair`` check its form;
+  ``close`` compares in float64 at the precision of the less precise of the learner's inputs,
+  the dtype it computed in and its answer; ``diagnose`` names the first known slip an answer
+  matches, and ``first_slip`` does the same for exact (whole-number) answers.
+- ``watch.py``: watching the learner's torch calls (a ``TorchFunctionMode``), for the
+  exercises about cost (q20's linear attention, q21's online softmax) and for the dtype the
+  learner computed in.
+
+A checker returns None when every case agrees; otherwise it raises ``AssertionError`` whose
+message names the likely slip, so the feedback reads like a teacher's, not a diff. A function
+that raises ``NotImplementedError`` (a student scaffold) is let through as is.
+
+The modules named after parts of the book (``attention``, ``blocks``, ``masks`` …) only
+re-export the chapter modules' names, for older imports.
 """
 
-from attention_qa.checks.anatomy import check_llama_parameters
-from attention_qa.checks.attention import (
-    check_additive_scores,
-    check_attend_one,
-    check_attention,
-    check_output_shape,
-    check_pooling_weights,
-    check_softmax_jacobian,
-)
-from attention_qa.checks.blocks import (
-    check_embedding,
-    check_feed_forward,
-    check_layer_flops,
-    check_layer_norm,
-    check_rms_norm,
-    check_sinusoidal_encoding,
-)
-from attention_qa.checks.caches import (
-    check_blocks_needed,
-    check_decode_intensity,
-    check_mla_cache_bytes,
-)
 from attention_qa.checks.common import call_learner, close, diagnose, require_shape, tolerance
-from attention_qa.checks.decoding import check_acceptance_rate, check_nucleus_probs
-from attention_qa.checks.efficient import (
-    check_linear_attention,
-    check_online_softmax,
-    check_previous_token_score,
-)
-from attention_qa.checks.families import check_clip_logits
-from attention_qa.checks.masks import (
-    check_attention_mask,
-    check_greedy_decode,
-    check_prefix_lm_mask,
-    check_shift_right,
-    check_sink_window_mask,
-)
-from attention_qa.checks.moe import check_top_k_gates
-from attention_qa.checks.multihead import (
-    check_attention_flops,
-    check_cross_attention,
-    check_multihead,
-    check_repeat_kv,
-)
-from attention_qa.checks.parallel import check_merge_partials
-from attention_qa.checks.positional import check_rope
-from attention_qa.checks.recurrent import check_selective_scan
-from attention_qa.checks.tokens import check_most_frequent_pair
-from attention_qa.checks.vision import check_window_attention
+from attention_qa.checks.q01 import check_pooling_weights
+from attention_qa.checks.q02 import check_output_shape
+from attention_qa.checks.q03 import check_attend_one
+from attention_qa.checks.q04 import check_softmax_jacobian
+from attention_qa.checks.q05 import check_additive_scores
+from attention_qa.checks.q06 import check_attention
+from attention_qa.checks.q07 import check_attention_mask
+from attention_qa.checks.q08 import check_shift_right
+from attention_qa.checks.q09 import check_greedy_decode
+from attention_qa.checks.q10 import check_multihead
+from attention_qa.checks.q11 import check_attention_flops
+from attention_qa.checks.q13 import check_cross_attention
+from attention_qa.checks.q14 import check_repeat_kv
+from attention_qa.checks.q15 import check_sinusoidal_encoding
+from attention_qa.checks.q16 import check_embedding
+from attention_qa.checks.q17 import check_layer_norm
+from attention_qa.checks.q18 import check_feed_forward
+from attention_qa.checks.q19 import check_layer_flops
+from attention_qa.checks.q20 import check_linear_attention
+from attention_qa.checks.q21 import check_online_softmax
+from attention_qa.checks.q22 import check_previous_token_score
+from attention_qa.checks.q23 import check_clip_logits
+from attention_qa.checks.q24 import check_top_k_gates
+from attention_qa.checks.q25 import check_rope
+from attention_qa.checks.q26 import check_rms_norm
+from attention_qa.checks.q27 import check_mla_cache_bytes
+from attention_qa.checks.q28 import check_nucleus_probs
+from attention_qa.checks.q29 import check_blocks_needed
+from attention_qa.checks.q30 import check_sink_window_mask
+from attention_qa.checks.q31 import check_most_frequent_pair
+from attention_qa.checks.q32 import check_prefix_lm_mask
+from attention_qa.checks.q33 import check_decode_intensity
+from attention_qa.checks.q34 import check_acceptance_rate
+from attention_qa.checks.q35 import check_selective_scan
+from attention_qa.checks.q36 import check_merge_partials
+from attention_qa.checks.q37 import check_window_attention
+from attention_qa.checks.q38 import check_llama_parameters
 
 __all__ = [
     "call_learner",

@@ -114,3 +114,52 @@ def diagnose(got, expected, case: str, what: str, formula: str, slips=None, slip
     worst = (got.double() - expected.double()).abs().max().item()
     verb = "are" if what.endswith("s") else "is"
     raise AssertionError(f"on {case}, {what} {verb} off by up to {worst:.3g} from {formula}")
+
+
+def as_number(value, case: str) -> torch.Tensor:
+    """A learner's scalar answer as a 0-d tensor in its own dtype; anything but one real
+    number (a string, a bool, several values, a complex number) is refused."""
+    refused = AssertionError(f"on {case}, the answer should be one number, got {value!r}")
+    try:
+        number = as_real_tensor(value, case)
+    except AssertionError:
+        raise refused from None
+    if number.numel() != 1:
+        raise refused
+    return number.reshape(())
+
+
+def _number(got, case: str):
+    """A whole-number answer as a Python int or float, to compare exactly: any one real
+    number is accepted (a Python or numpy number, a one-element tensor), through
+    ``as_number``; a string or a bool is refused."""
+    return as_number(got, case).item()
+
+
+def _first_slip(got, case: str, slips: dict, variant: Callable, expected) -> None:
+    for bug, message in slips.items():
+        wrong = variant(bug)
+        if wrong != expected and got == wrong:
+            raise AssertionError(f"on {case}, {message}")
+
+
+def _compare_masks(got, expected: torch.Tensor, case: str, slips: dict, index: str):
+    """Raise the learner's message when ``got`` is not ``expected``: a wrong shape or dtype,
+    a known slip (``slips`` maps each slip's message to the mask it makes), or else the
+    first wrong entry."""
+    got = require_shape(got, expected.shape, case, "the mask")
+    if got.dtype != torch.bool:
+        raise AssertionError(
+            f"on {case}, the mask has dtype {got.dtype}; return a boolean tensor "
+            f"(True = may attend)"
+        )
+    if torch.equal(got, expected):
+        return
+    for message, slipped in slips.items():
+        if torch.equal(got, slipped):
+            raise AssertionError(f"on {case}, {message}")
+    wrong = (got != expected).nonzero()[0].tolist()
+    raise AssertionError(
+        f"on {case}, the mask is wrong at [{index}] = {wrong}: it should be "
+        f"{bool(expected[tuple(wrong)])}"
+    )

@@ -1,0 +1,117 @@
+"""The checker of q20's exercise: ``check_linear_attention``."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from functools import partial
+from typing import Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from attention_qa.checks.common import call_learner, diagnose, require_shape
+from attention_qa.checks.watch import _tensors
+
+
+def linear_attention_variant(q, k, v, bug: str | None = None):
+    """Non-causal linear attention with φ = elu + 1, or with one known slip switched on."""
+    import torch.nn.functional as F
+
+    if bug == "softmax":
+        return torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1) @ v
+    if bug == "scaled_q":
+        q = q / q.shape[-1] ** 0.5
+    plus = 0.0 if bug == "no_plus_one" else 1.0
+    phi_q, phi_k = F.elu(q) + plus, F.elu(k) + plus  # (..., n, d_k), (..., m, d_k)
+    out = phi_q @ (phi_k.transpose(-2, -1) @ v)  # (..., n, d_v)
+    if bug == "no_normalisation":
+        return out
+    den = phi_q @ phi_k.sum(dim=-2).unsqueeze(-1)  # (..., n, 1)
+    return out / den
+
+
+LINEAR_SLIPS = {
+    "no_normalisation": (
+        "the output is not normalised: divide φ(q_i)ᵀ(Σ_j φ(k_j) v_jᵀ) by φ(q_i)ᵀ Σ_j φ(k_j), "
+        "so that the weights of each query sum to 1"
+    ),
+    "no_plus_one": (
+        "the feature map is elu(x), not elu(x) + 1: without the + 1 features can be negative, "
+        "and so can the weights and the denominator"
+    ),
+    "scaled_q": (
+        "q is divided by √d_k: linear attention has no softmax to temper, so φ is applied to "
+        "q and k as they are"
+    ),
+    "softmax": (
+        "this is softmax attention, not linear attention: replace exp(q·k/√d_k) by "
+        "φ(q)·φ(k) with φ = elu + 1 and group the product as φ(Q) (φ(K)ᵀ V)"
+    ),
+}
+
+
+class _NoScoreMatrix(TorchDispatchMode):
+    """Notes the first tensor any ATen op computes with a dimension of n and one of m.
+
+    The dispatch level sees every intermediate, also those inside ``einsum`` and ``matmul``;
+    n and m are chosen unlike every size built from the case's others, so such a tensor can
+    only be an n × m matrix or hold one, as an (n, m, d_k) broadcast product does.
+    """
+
+    def __init__(self, n: int, m: int):
+        super().__init__()
+        self.n, self.m, self.found = n, m, None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if self.found is None:
+            for t in _tensors(out):
+                if self.n in t.shape and self.m in t.shape:
+                    self.found = (tuple(t.shape), func.overloadpacket.__name__)
+                    break
+        return out
+
+
+def check_linear_attention(fn: Callable) -> None:
+    """Check ``fn(q, k, v)`` against non-causal linear attention with φ(x) = elu(x) + 1.
+
+    q: (..., n, d_k), k: (..., m, d_k), v: (..., m, d_v) → (..., n, d_v)
+    (``attention_qa.efficient.linear_attention``, Katharopoulos et al., 2020). On the last
+    case, q (2, 37, 4), k (2, 29, 4), v (2, 29, 3), every tensor PyTorch computes during the
+    call is watched: n = 37 and m = 29 are primes far above every size built from
+    B, d_k and d_v, so a tensor with a dimension of n and one of m holds an n × m matrix,
+    which the grouping φ(Q) (φ(K)ᵀ V) never builds; it fails the check once the values are
+    right.
+    """
+    g = torch.Generator().manual_seed(20)
+    shapes = [
+        ("q (4, 8), k (4, 8), v (4, 8)", (4, 8), (4, 8), (4, 8)),
+        ("q (2, 3, 4), k (2, 6, 4), v (2, 6, 5)", (2, 3, 4), (2, 6, 4), (2, 6, 5)),
+        (
+            "q (1, 2, 5, 16), k (1, 2, 9, 16), v (1, 2, 9, 3)",
+            (1, 2, 5, 16),
+            (1, 2, 9, 16),
+            (1, 2, 9, 3),
+        ),
+    ]
+    watched_case = ("q (2, 37, 4), k (2, 29, 4), v (2, 29, 3)", (2, 37, 4), (2, 29, 4), (2, 29, 3))
+    for case, qs, ks, vs in [*shapes, watched_case]:
+        q, k, v = (torch.randn(s, generator=g, dtype=torch.float64) for s in (qs, ks, vs))
+        expected = linear_attention_variant(q, k, v)
+        n, m = q.shape[-2], k.shape[-2]
+        watch = _NoScoreMatrix(n, m)
+        with watch if case == watched_case[0] else nullcontext():
+            got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
+        got = require_shape(got, expected.shape, case, "the output")
+        diagnose(
+            got, expected, case, "the output", "linear attention with φ = elu + 1",
+            LINEAR_SLIPS, partial(linear_attention_variant, q, k, v),
+        )
+        if watch.found is not None:
+            shape, op = watch.found
+            raise AssertionError(
+                f"on {case}, the values are right but your function built a tensor of shape "
+                f"{shape} ({op}), with n = {n} queries by m = {m} keys: that is the n × m "
+                "matrix linear attention exists to avoid. Compute φ(K)ᵀ V, (d_k, d_v), and "
+                "Σ_j φ(k_j) first, then multiply φ(Q) by them"
+            )

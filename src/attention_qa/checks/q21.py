@@ -1,0 +1,294 @@
+"""The checker of q21's exercise: ``check_online_softmax``."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from attention_qa.checks.common import call_learner, diagnose, require_shape
+from attention_qa.checks.watch import _tensors
+
+
+def online_softmax_trace_variant(scores, block_size: int, bug: str | None = None):
+    """Block-by-block softmax over the last dim and its trace, or with one known slip on.
+
+    Returns ``(result, trace)``: ``trace[i]`` is ``(M, L)`` after block i, each of shape
+    ``scores.shape[:-1]``, with M the max so far and L = Σ_seen exp(s − M).
+    """
+    m = scores.shape[-1]
+    run_max = scores.new_full((*scores.shape[:-1], 1), float("-inf"))
+    run_sum = scores.new_zeros((*scores.shape[:-1], 1))
+    trace = []
+    if bug == "two_pass":  # the whole row's max and sum, whatever the block
+        run_max = scores.amax(dim=-1, keepdim=True)
+        run_sum = torch.exp(scores - run_max).sum(dim=-1, keepdim=True)
+        trace = [(run_max[..., 0], run_sum[..., 0])] * -(-m // block_size)
+        return torch.exp(scores - run_max) / run_sum, trace
+    for start in range(0, m, block_size):
+        block = scores[..., start : start + block_size]
+        new_max = torch.maximum(run_max, block.amax(dim=-1, keepdim=True))
+        fresh = torch.exp(block - new_max).sum(dim=-1, keepdim=True)
+        if bug == "no_rescale":
+            run_sum = run_sum + fresh
+        elif bug == "last_block_only":
+            run_sum = fresh
+        else:
+            run_sum = run_sum * torch.exp(run_max - new_max) + fresh
+        run_max = new_max
+        trace.append((run_max[..., 0], run_sum[..., 0]))
+    return torch.exp(scores - run_max) / run_sum, trace
+
+
+def online_softmax_variant(scores, block_size: int, bug: str | None = None):
+    """Block-by-block softmax over the last dim, or with one known slip switched on."""
+    return online_softmax_trace_variant(scores, block_size, bug)[0]
+
+
+ONLINE_SLIPS = {
+    "no_rescale": (
+        "the running sum is not rescaled when the max grows: multiply it by "
+        "exp(old max − new max) before adding the new block's exponentials"
+    ),
+    "last_block_only": (
+        "the sum keeps only the last block: add each block's exponentials to the running sum "
+        "instead of replacing it"
+    ),
+    "two_pass": (
+        "the trace holds the whole row's max and sum after every block: that is a two-pass "
+        "softmax. After block i, M and L must cover only the entries read so far"
+    ),
+}
+
+
+_FORBIDDEN = (
+    (torch, "softmax"),
+    (torch, "log_softmax"),
+    (torch.nn.functional, "softmax"),
+    (torch.nn.functional, "log_softmax"),
+    (torch.Tensor, "softmax"),
+    (torch.Tensor, "log_softmax"),
+    (torch.special, "softmax"),
+    (torch.special, "log_softmax"),
+)
+
+
+# Reductions (and matrix products, which sum too) whose dim is read as below; for the
+# matrix products the contracted dim is the last of the first operand.
+_DIM_AT_1 = {"amax", "amin", "max", "min", "sum", "nansum", "mean", "logsumexp", "cumsum",
+             "cumprod", "cummax", "cummin", "logcumsumexp", "prod", "argmax", "argmin",
+             "median", "nanmedian", "sort", "aminmax"}
+
+
+_DIM_AT_2 = {"topk", "kthvalue"}
+
+
+_LAST_BY_DEFAULT = {"sort", "topk", "kthvalue"}
+
+
+_PRODUCTS = {"matmul", "__matmul__", "mm", "mv", "bmm", "dot", "inner", "vdot", "vecdot"}
+
+
+_COVER = "_online_softmax_columns"  # on a tensor: how many score columns its last dim spans
+
+
+def _reduces_last_dim(name: str, args: tuple, kwargs: dict, x: torch.Tensor) -> bool:
+    """Whether a call of the reduction ``name`` on ``x`` folds x's last dim."""
+    if name in _PRODUCTS:
+        return True
+    if "dim" in kwargs or "axis" in kwargs:
+        dim = kwargs.get("dim", kwargs.get("axis"))
+    else:
+        at = 2 if name in _DIM_AT_2 else 1
+        dim = args[at] if len(args) > at else None
+        if isinstance(dim, torch.Tensor):  # torch.max(a, b): elementwise, no reduction
+            return False
+        if dim is None and name in _LAST_BY_DEFAULT:
+            dim = -1
+    if dim is None:
+        return True
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return any(d % max(x.ndim, 1) == x.ndim - 1 for d in dims if isinstance(d, int))
+
+
+class _BlockReads(TorchFunctionMode):
+    """Watches every PyTorch call the learner makes for a reduction over too many scores.
+
+    Each tensor carries the number of score columns its last dim spans: the scores all m,
+    a slice ``scores[..., a:b]`` b − a, and the output of an elementwise op the span of its
+    widest input (``exp(block − M)`` spans the block). A reduction's output spans nothing.
+    A reduction over the last dim of a tensor spanning more than ``block_size`` columns
+    (a max or sum over the whole row, or over the prefix read so far) is noted: an online
+    softmax only ever folds one block into M and L. Values taken out of tensors (``tolist``,
+    ``item``) are not followed.
+    """
+
+    def __init__(self, block_size: int):
+        super().__init__()
+        self.block_size, self.found = block_size, None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if "softmax" in name:
+            raise AssertionError(
+                "your function calls softmax: compute the running max and sum block by block"
+            )
+        out = func(*args, **kwargs)
+        inputs = list(_tensors(list(args) + list(kwargs.values())))
+        span = max((getattr(t, _COVER, 0) for t in inputs), default=0)
+        if name in _DIM_AT_1 | _DIM_AT_2 | _PRODUCTS:
+            first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+            wide = [t for t in ((first,) if name not in {"dot", "inner", "vdot"} else inputs)
+                    if t is not None and getattr(t, _COVER, 0) > self.block_size]
+            if self.found is None and wide and _reduces_last_dim(name, args, kwargs, wide[0]):
+                self.found = (name, getattr(wide[0], _COVER))
+        elif span and not (name.startswith("new_") or name.endswith("_like")):
+            for t in _tensors(out):
+                # a last dim of stride 1 is still the scores' last dim (not a transpose,
+                # not scores[..., j] with the column indexed away)
+                if t.ndim >= 1 and (t.shape[-1] == 1 or t.stride(-1) == 1):
+                    setattr(t, _COVER, t.shape[-1])
+        return out
+
+
+def _as_stat(x, shape: tuple, case: str, what: str) -> torch.Tensor:
+    """One running statistic as a tensor of ``shape`` (a trailing dim of 1 is dropped)."""
+    if isinstance(x, (int, float)):
+        x = torch.tensor(float(x), dtype=torch.float64)
+    if not isinstance(x, torch.Tensor):
+        raise AssertionError(f"on {case}, {what} should be a tensor, got {type(x).__name__}")
+    if tuple(x.shape) == (*shape, 1):
+        x = x[..., 0]
+    if tuple(x.shape) != tuple(shape):
+        raise AssertionError(
+            f"on {case}, {what} has shape {tuple(x.shape)} but should be {tuple(shape)} "
+            f"(or {(*shape, 1)})"
+        )
+    return x
+
+
+def check_online_softmax(fn: Callable) -> None:
+    """Check ``fn(scores, block_size) -> (result, trace)``: an online softmax and its trace.
+
+    ``result`` must equal ``torch.softmax(scores, dim=-1)``. ``trace`` must be a list (or
+    tuple) with one ``(M, L)`` pair per block, ⌈m / block_size⌉ of them, in the order the
+    blocks are read: after block i, M is the max of the entries read so far and
+    L = Σ_seen exp(s − M), each a tensor of shape ``scores.shape[:-1]`` (a trailing dim of
+    1 is also accepted; for a 1-D row a Python float too). A two-pass softmax, which knows
+    the whole row's max from the start, gets the trace wrong; one that recomputes max and sum
+    over the prefix read so far gets it right, so the checker also watches the learner's
+    PyTorch calls (``_BlockReads``): no reduction over the last dim (max, sum, logsumexp,
+    cumulative ops, matrix products …) may span more than ``block_size`` score columns.
+    Cases: shapes (m,), (n, m), (B, n, m); block sizes that do and do not divide m, of 1 and
+    larger than m; scores too large for a plain exp. Any float dtype is accepted, at its
+    precision. The checker disables every softmax and log_softmax function while it runs.
+    """
+    from contextlib import ExitStack
+    from unittest import mock
+
+    g = torch.Generator().manual_seed(21)
+    big = torch.randn(3, 9, generator=g, dtype=torch.float64) * 500
+    rising = torch.arange(10, dtype=torch.float64) * 3  # the max keeps moving to later blocks
+    cases = [
+        ("scores of shape (7,), block_size 2", torch.randn(7, generator=g, dtype=torch.float64), 2),
+        ("rising scores 0, 3, …, 27, block_size 3", rising, 3),
+        ("rising scores 0, 3, …, 27, block_size 4", rising, 4),
+        (
+            "scores of shape (2, 3, 8), block_size 4",
+            torch.randn(2, 3, 8, generator=g, dtype=torch.float64),
+            4,
+        ),
+        (
+            "scores of shape (4, 5), block_size 1",
+            torch.randn(4, 5, generator=g, dtype=torch.float64),
+            1,
+        ),
+        (
+            "scores of shape (3, 11), block_size 3",
+            torch.randn(3, 11, generator=g, dtype=torch.float64) * 4,
+            3,
+        ),
+        ("scores of shape (3, 9) as large as ±1500, block_size 4", big, 4),
+        (
+            "scores of shape (2, 6), block_size 10 (one block)",
+            torch.randn(2, 6, generator=g, dtype=torch.float64),
+            10,
+        ),
+    ]
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError(
+            "your function calls softmax: compute the running max and sum block by block"
+        )
+
+    too_wide = None  # the first reduction over more than one block: (case, …, op, columns)
+    for case, scores, block_size in cases:
+        expected, expected_trace = online_softmax_trace_variant(scores, block_size)
+        given = scores.clone()
+        setattr(given, _COVER, given.shape[-1])
+        watch = _BlockReads(block_size)
+        with ExitStack() as stack:
+            for owner, name in _FORBIDDEN:
+                if hasattr(owner, name):
+                    stack.enter_context(mock.patch.object(owner, name, forbidden))
+            stack.enter_context(watch)
+            # the AssertionError of a forbidden softmax call reaches the learner as it is
+            got = call_learner(fn, case, given, block_size, passthrough=(AssertionError,))
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            raise AssertionError(
+                f"on {case}, return a pair (result, trace), where trace lists (M, L) after "
+                f"each block; got {type(got).__name__}"
+            )
+        result, trace = got
+        result = require_shape(result, expected.shape, case, "the softmax")
+        if not torch.isfinite(result).all():
+            raise AssertionError(
+                f"on {case}, the result has inf or NaN: exp overflowed. Subtract the running "
+                "max before exponentiating"
+            )
+        diagnose(
+            result, expected, case, "the result", "softmax",
+            ONLINE_SLIPS, partial(online_softmax_variant, scores, block_size),
+        )
+        if not isinstance(trace, (tuple, list)):
+            raise AssertionError(
+                f"on {case}, the trace should be a list of (M, L) pairs, one per block; "
+                f"got {type(trace).__name__}"
+            )
+        if len(trace) != len(expected_trace):
+            raise AssertionError(
+                f"on {case}, the trace has {len(trace)} entries but should have "
+                f"{len(expected_trace)}: one (M, L) pair after each block of {block_size} "
+                f"(the last block may be shorter)"
+            )
+        lead = tuple(scores.shape[:-1])
+        for i, (pair, (exp_max, exp_sum)) in enumerate(zip(trace, expected_trace, strict=True)):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise AssertionError(f"on {case}, trace entry {i} should be a pair (M, L)")
+            at = f"{case}, after block {i}"
+            run_max = _as_stat(pair[0], lead, case, f"M after block {i}")
+            run_sum = _as_stat(pair[1], lead, case, f"L after block {i}")
+
+            def slip(bug, i=i, which=0, scores=scores, block_size=block_size):
+                return online_softmax_trace_variant(scores, block_size, bug)[1][i][which]
+
+            diagnose(run_max, exp_max, at, "the running max M", "the max of the entries "
+                     "read so far", {"two_pass": ONLINE_SLIPS["two_pass"]}, slip)
+            diagnose(run_sum, exp_sum, at, "the running sum L", "Σ_seen exp(s − M)",
+                     ONLINE_SLIPS, partial(slip, which=1))
+        if watch.found is not None and too_wide is None:
+            too_wide = (case, block_size, scores.shape[-1], *watch.found)
+    # after every case's numbers, so that a numeric slip is named first
+    if too_wide is not None:
+        case, block_size, m, op, columns = too_wide
+        whole = "the whole row" if columns == m else "the entries read so far"
+        raise AssertionError(
+            f"on {case}, the numbers are right, but your function applied {op} over the "
+            f"last dim of {columns} scores at once, more than one block of {block_size}: "
+            f"that recomputes over {whole} instead of reading each block once. Fold "
+            "each block into M and L, rescaling L by exp(old M − new M), and write the "
+            "result as exp(s − M) / L with the final M and L"
+        )
