@@ -1,10 +1,26 @@
-"""What every checker shares: calling the learner's code, and checking shapes."""
+"""What every checker shares: the learner's way in, the comparison, and the feedback.
+
+One way in for every answer: ``call_learner`` runs the learner's function and notes the least
+precise floating dtype its torch calls produced (``watch.Precision``); ``as_answer`` turns what
+it returned (a tensor, a NumPy array or number, a list or tuple of numbers, a Python number, or
+an (output, weights) pair where only the output is asked for) into a tensor in its own dtype;
+``close`` compares in float64 at the precision of the least precise of the reference's dtype
+(the inputs'), the answer's and the one the learner computed in.
+"""
 
 from __future__ import annotations
 
+import contextvars
+import numbers
 from typing import Callable
 
+import numpy as np
 import torch
+
+from attention_qa.checks.watch import Precision
+
+# the least precise floating dtype the learner's last call computed in (None: not watched)
+_COMPUTED_IN: contextvars.ContextVar = contextvars.ContextVar("computed_in", default=None)
 
 
 def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwargs):
@@ -12,40 +28,90 @@ def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwar
 
     NotImplementedError (an exercise not yet done) and the exception types in
     ``passthrough`` (ones the caller handles itself) propagate unchanged.
+    The least precise floating dtype among the tensors its torch calls produced is noted
+    for ``close``: a float64 answer with float32 steps inside is held to float32's precision.
     """
+    watch = Precision()
     try:
-        return fn(*args, **kwargs)
+        with watch:
+            result = fn(*args, **kwargs)
     except (NotImplementedError, *passthrough):
         raise
     except Exception as err:
         raise AssertionError(
             f"your function raised {type(err).__name__} on {case}: {err}"
         ) from None
+    _COMPUTED_IN.set(watch.lowest)
+    return result
+
+
+def computed_in() -> torch.dtype | None:
+    """The least precise floating dtype the learner's last call computed in, if any."""
+    return _COMPUTED_IN.get()
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (torch.Tensor, np.ndarray)) or (
+        isinstance(x, (list, tuple)) and len(x) > 0 and not isinstance(x[0], numbers.Number)
+    )
+
+
+def first_of_pair(value):
+    """The output of an (output, weights) pair, as ``F.scaled_dot_product_attention``-style
+    code or ``nn.MultiheadAttention`` returns it (weights may be None); else ``value``."""
+    if (isinstance(value, tuple) and len(value) == 2 and _is_array(value[0])
+            and (value[1] is None or _is_array(value[1]))):
+        return value[0]
+    return value
+
+
+def as_answer(value, case: str, name: str = "the answer", output_only: bool = False
+              ) -> torch.Tensor:
+    """The learner's answer as a tensor in its own dtype.
+
+    Accepted: a torch tensor; a NumPy array or number; a (nested) list or tuple of numbers,
+    or of tensors of one shape; a Python number. With ``output_only``, the first element of
+    an (output, weights) pair. A string, a bool, a complex number, None or a ragged list is
+    refused with a message naming what came back.
+    """
+    if output_only:
+        value = first_of_pair(value)
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu() if value.requires_grad or value.device.type != "cpu" else value
+    refused = AssertionError(f"on {case}, {name} should be a tensor, a NumPy array or a list "
+                             f"of numbers, got {type(value).__name__}")
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_, complex)):
+        raise refused
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(x, torch.Tensor) for x in value):
+        try:
+            return torch.stack([x.detach().cpu() for x in value])
+        except RuntimeError:
+            raise refused from None
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        raise refused from None
+    if array.dtype == object or array.dtype.kind not in "biuf":
+        raise refused
+    if array.dtype.kind == "b" and not isinstance(value, np.ndarray):
+        raise refused
+    return torch.tensor(array)
 
 
 def as_real_tensor(value, case: str, name: str = "alpha") -> torch.Tensor:
-    """A learner's answer as a tensor: a torch tensor as it is, a NumPy array or a Python
-    or NumPy number converted in its own dtype; anything else (a string, a list of
-    strings, a bool, a complex number) is refused."""
-    if isinstance(value, torch.Tensor):
-        got = value
-    else:
-        refused = AssertionError(f"on {case}, {name} should be a tensor (or a NumPy array "
-                                 f"or number) of real numbers, got {type(value).__name__}")
-        if isinstance(value, (str, bytes, bool)):
-            raise refused
-        try:
-            got = torch.as_tensor(value)
-        except (TypeError, ValueError, RuntimeError):
-            raise refused from None
+    """A learner's answer as a tensor of real numbers (``as_answer``; a bool or complex
+    tensor is refused too)."""
+    got = as_answer(value, case, name)
     if got.dtype == torch.bool or got.is_complex():
         raise AssertionError(f"on {case}, {name} should hold real numbers, got {got.dtype}")
     return got
 
 
-def require_shape(result, expected: tuple, case: str, name: str = "result") -> torch.Tensor:
-    if not isinstance(result, torch.Tensor):
-        raise AssertionError(f"on {case}, {name} should be a tensor, got {type(result).__name__}")
+def require_shape(result, expected: tuple, case: str, name: str = "result",
+                  output_only: bool = False) -> torch.Tensor:
+    """The learner's answer (any form ``as_answer`` takes) as a tensor of shape ``expected``."""
+    result = as_answer(result, case, name, output_only)
     if tuple(result.shape) != tuple(expected):
         raise AssertionError(
             f"on {case}, {name} has shape {tuple(result.shape)} but should be {tuple(expected)}"
@@ -73,13 +139,18 @@ def close(got: torch.Tensor, expected: torch.Tensor) -> bool:
 
     A learner who computes in float32 or float16 is right when the answer is right to that
     dtype's precision, whatever CPU rounded it; one who computes float32 cases in float64 is
-    right to float32's. Both sides are compared in float64, atol scaled by the largest
-    |expected| (at least 1). Shapes must match; NaN matches NaN (so a slip that yields NaN
+    right to float32's; a float64 answer whose torch calls went through float32 (noted by
+    ``call_learner``) is right to float32's. Both sides are compared in float64, atol scaled
+    by the largest |expected| (at least 1).
+    Shapes must match; NaN matches NaN (so a slip that yields NaN
     can still be recognised).
     """
     if got.shape != expected.shape:
         return False
-    rtol, atol = max(tolerance(got.dtype), tolerance(expected.dtype))
+    dtypes = [got.dtype, expected.dtype]
+    if computed_in() is not None and got.is_floating_point():
+        dtypes.append(computed_in())
+    rtol, atol = max(tolerance(d) for d in dtypes)
     scale = max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
     return torch.allclose(
         got.double(), expected.double(), rtol=rtol, atol=atol * scale, equal_nan=True
@@ -136,7 +207,9 @@ def _number(got, case: str):
     return as_number(got, case).item()
 
 
-def _first_slip(got, case: str, slips: dict, variant: Callable, expected) -> None:
+def first_slip(got, case: str, slips: dict, variant: Callable, expected) -> None:
+    """For an exact answer: name the first slip whose wrong answer ``got`` equals (one that
+    happens to equal the right answer on this case is skipped)."""
     for bug, message in slips.items():
         wrong = variant(bug)
         if wrong != expected and got == wrong:
@@ -163,3 +236,6 @@ def _compare_masks(got, expected: torch.Tensor, case: str, slips: dict, index: s
         f"on {case}, the mask is wrong at [{index}] = {wrong}: it should be "
         f"{bool(expected[tuple(wrong)])}"
     )
+
+
+_first_slip = first_slip  # the name older code imports

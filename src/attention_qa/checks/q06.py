@@ -7,7 +7,15 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import NAN_SCORES, call_learner, close, diagnose, require_shape
+from attention_qa.checks.common import (
+    NAN_SCORES,
+    as_answer,
+    call_learner,
+    close,
+    diagnose,
+    first_of_pair,
+    require_shape,
+)
 from attention_qa.masks import padding_mask
 
 # One line of feedback per known slip, keyed by the switch of ``attention_variant`` that
@@ -195,7 +203,7 @@ def check_attention(fn: Callable) -> None:
                     f"and @ (not torch.mm)"
                 ) from None
             raise
-        got = result[0] if isinstance(result, (tuple, list)) else result
+        got = as_answer(result, case, "the output", output_only=True)
         n, m, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
         if isinstance(got, torch.Tensor) and got.shape != expected.shape:
             if tuple(got.shape) == (*expected.shape[:-2], n, m):
@@ -208,7 +216,7 @@ def check_attention(fn: Callable) -> None:
                     f"on {case}, the output has shape {tuple(got.shape)} = (..., d_v, n): it "
                     f"is transposed; it should be (..., n, d_v) = {tuple(expected.shape)}"
                 )
-        require_shape(got, expected.shape, case, "the output")
+        got = require_shape(got, expected.shape, case, "the output")
         if not got.is_floating_point():
             raise AssertionError(f"on {case}, the output has dtype {got.dtype}, not a float")
         # A switch is (slip, softmax axis); the axis slip is named per case, since which
@@ -227,7 +235,7 @@ def check_attention(fn: Callable) -> None:
             slips, partial(_attention_output_variant, q, k, v, mask),
             nan_hint=NAN_SCORES,
         )
-        if isinstance(result, (tuple, list)) and len(result) > 1 and result[1] is not None:
+        if first_of_pair(result) is not result and result[1] is not None:
             weights = require_shape(result[1], expected_weights.shape, case, "the weights")
             if not close(weights, expected_weights):
                 raise AssertionError(

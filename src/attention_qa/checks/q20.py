@@ -10,7 +10,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
-from attention_qa.checks.watch import _tensors
+from attention_qa.checks.watch import tensors_in as _tensors
 
 
 def linear_attention_variant(q, k, v, bug: str | None = None):

@@ -9,7 +9,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
-from attention_qa.checks.watch import _tensors
+from attention_qa.checks.watch import tensors_in as _tensors
 
 
 def online_softmax_trace_variant(scores, block_size: int, bug: str | None = None):

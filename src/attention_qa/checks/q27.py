@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from attention_qa.checks.common import _first_slip, _number, call_learner
+from attention_qa.checks.common import _number, call_learner, first_slip
 
 MLA_CACHE_SLIPS = {
     "keys_and_values": (
@@ -67,7 +67,7 @@ def check_mla_cache_bytes(fn: Callable) -> None:
         got = _number(call_learner(fn, case, *args), case)
         if got == expected:
             continue
-        _first_slip(got, case, MLA_CACHE_SLIPS,
+        first_slip(got, case, MLA_CACHE_SLIPS,
                     lambda bug, args=args: mla_cache_variant(*args, bug=bug), expected)
         raise AssertionError(
             f"on {case}, got {got:,} bytes but the cache holds {expected:,}: "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from attention_qa.checks.common import _first_slip, _number, call_learner
+from attention_qa.checks.common import _number, call_learner, first_slip
 
 BLOCKS_SLIPS = {
     "floor": (
@@ -59,7 +59,7 @@ def check_blocks_needed(fn: Callable) -> None:
         got = _number(call_learner(fn, case, list(lengths), block_size), case)
         if got == expected:
             continue
-        _first_slip(got, case, BLOCKS_SLIPS,
+        first_slip(got, case, BLOCKS_SLIPS,
                     lambda bug, lengths=lengths, b=block_size: blocks_variant(lengths, b, bug),
                     expected)
         raise AssertionError(

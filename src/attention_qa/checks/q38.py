@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from attention_qa.checks.common import _first_slip, _number, call_learner
+from attention_qa.checks.common import _number, call_learner, first_slip
 
 # q_width_d_model comes first: on the Gemma-shaped case (MHA, num_heads · d_head ≠ d_model)
 # it gives the same number as kv_full, which the GQA cases catch first.
@@ -72,7 +72,7 @@ def check_llama_parameters(fn: Callable) -> None:
         got = _number(call_learner(fn, case, *args), case)
         if got == expected:
             continue
-        _first_slip(got, case, LLAMA_PARAMETER_SLIPS,
+        first_slip(got, case, LLAMA_PARAMETER_SLIPS,
                     lambda bug, args=args: llama_parameters_variant(*args, bug=bug), expected)
         raise AssertionError(
             f"on {case}, got {got:,} weights but the model has {expected:,}: embedding + "
