@@ -176,7 +176,7 @@ def diagnose(got, expected, case: str, what: str, formula: str, slips=None, slip
     for switch, message in (slips or {}).items():
         try:
             wrong = slip_model(switch)
-        except RuntimeError:
+        except (RuntimeError, IndexError):  # a slip these shapes cannot show
             continue
         if close(got, wrong):
             raise AssertionError(f"on {case}, {message}")
@@ -198,6 +198,19 @@ def as_number(value, case: str) -> torch.Tensor:
     if number.numel() != 1:
         raise refused
     return number.reshape(())
+
+
+def as_pair(value, case: str, what: str) -> tuple:
+    """A pair of whole numbers (a tuple, a list, a NumPy array or a tensor of two numbers) as
+    a tuple of Python ints; anything else is refused, naming the pair expected."""
+    try:
+        pair = as_real_tensor(value, case, f"the pair {what}")
+    except AssertionError:
+        pair = None
+    if pair is None or pair.numel() != 2:
+        raise AssertionError(f"on {case}, return a pair {what} (a tuple or list of two "
+                             f"numbers), got {value!r}")
+    return tuple(int(v) for v in pair.reshape(2).tolist())
 
 
 def _number(got, case: str):

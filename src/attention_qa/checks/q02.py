@@ -10,7 +10,8 @@ from attention_qa.checks.common import call_learner
 
 
 def _shape_cases() -> list:
-    """(case, q shape, k shape, v shape): valid ones first, then two that must fail."""
+    """(case, q shape, k shape, v shape): valid ones first, then five that must fail
+    (2-D and batched)."""
     return [
         ("q (3, 4), k (5, 4), v (5, 2)", (3, 4), (5, 4), (5, 2)),
         ("q (2, 6, 8), k (2, 6, 8), v (2, 6, 8) (self-attention)", (2, 6, 8), (2, 6, 8), (2, 6, 8)),
@@ -23,6 +24,13 @@ def _shape_cases() -> list:
         ("q (1, 4), k (9, 4), v (9, 3)", (1, 4), (9, 4), (9, 3)),
         ("q (3, 4), k (5, 6), v (5, 2) (q and k disagree on d_k)", (3, 4), (5, 6), (5, 2)),
         ("q (3, 4), k (5, 4), v (6, 2) (5 keys but 6 values)", (3, 4), (5, 4), (6, 2)),
+        # the same two errors with leading dims, where q[1] and k[0] are not d_k and m
+        ("q (2, 3, 4, 6), k (2, 3, 7, 5), v (2, 3, 7, 5) (q and k disagree on d_k)",
+         (2, 3, 4, 6), (2, 3, 7, 5), (2, 3, 7, 5)),
+        ("q (2, 3, 4, 6), k (2, 3, 7, 6), v (2, 3, 8, 5) (7 keys but 8 values)",
+         (2, 3, 4, 6), (2, 3, 7, 6), (2, 3, 8, 5)),
+        ("q (2, 4, 64), k (2, 4, 32), v (2, 4, 16) (q and k disagree on d_k)",
+         (2, 4, 64), (2, 4, 32), (2, 4, 16)),
     ]
 
 

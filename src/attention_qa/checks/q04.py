@@ -24,6 +24,8 @@ def check_softmax_jacobian(fn: Callable) -> None:
         ("p of shape (3,)", random_p(3)),
         ("a one-hot p of shape (4,)", torch.tensor([0.0, 1.0, 0.0, 0.0], dtype=torch.float64)),
         ("p of shape (2, 5)", random_p(2, 5)),
+        ("p of shape (2, 3, 4)", random_p(2, 3, 4)),
+        ("p of shape (2, 1, 2, 3)", random_p(2, 1, 2, 3)),
     ]
     for case, p in cases:
         expected = _softmax_jacobian_reference(p)

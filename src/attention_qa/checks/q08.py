@@ -15,6 +15,11 @@ def check_shift_right(fn: Callable) -> None:
         ("targets [[5, 6, 7, 8]], bos=1", torch.tensor([[5, 6, 7, 8]]), 1),
         ("targets [[4, 9, 2], [3, 3, 7]], bos=0", torch.tensor([[4, 9, 2], [3, 3, 7]]), 0),
         ("targets [[6]], bos=2", torch.tensor([[6]]), 2),
+        (
+            "GPT-2 ids [[464, 3290, 318], [40, 1101, 50255]], bos=50256",
+            torch.tensor([[464, 3290, 318], [40, 1101, 50255]]),
+            50256,
+        ),
     ]
     for case, targets, bos in cases:
         B, T = targets.shape
@@ -33,6 +38,12 @@ def check_shift_right(fn: Callable) -> None:
                 )
         got = require_shape(got, expected.shape, case, "the decoder inputs")
         if torch.equal(got, expected):
+            if got.is_floating_point() or got.dtype == torch.bool:
+                raise AssertionError(
+                    f"on {case}, the ids are right but their dtype is {got.dtype}: token ids "
+                    f"are integers (nn.Embedding takes int64 or int32); keep the targets' "
+                    f"dtype, e.g. torch.full((B, 1), bos, dtype=targets.dtype)"
+                )
             continue
         mistakes = [
             (

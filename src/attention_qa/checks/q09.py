@@ -6,7 +6,32 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import as_answer, call_learner, require_shape
+
+
+def greedy_variant(model, prompt, steps: int, bug: str):
+    """Greedy tokens with one known slip: ``position_0`` reads the next token's logits at
+    position 0, ``repeats_first`` appends the prompt's first prediction at every step."""
+    if bug == "repeats_first":
+        once = model(prompt)[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+        return torch.cat([prompt, once.expand(prompt.shape[0], steps)], dim=1)
+    tokens = prompt
+    for _ in range(steps):
+        nxt = model(tokens)[:, 0].argmax(-1, keepdim=True)  # (B, 1)
+        tokens = torch.cat([tokens, nxt], dim=1)
+    return tokens
+
+
+GREEDY_SLIPS = {
+    "position_0": (
+        "the next token is read from position 0: the prediction for the next token is at "
+        "the last position, logits[:, -1]"
+    ),
+    "repeats_first": (
+        "every new token is the prompt's first prediction: append each new token to the "
+        "sequence and run the model on the longer sequence to predict the next one"
+    ),
+}
 
 
 def check_greedy_decode(fn: Callable) -> None:
@@ -46,18 +71,21 @@ def check_greedy_decode(fn: Callable) -> None:
                 raise AssertionError(f"on {case}, one step is missing: append {steps} tokens")
             got = require_shape(got, expected.shape, case, "the tokens")
             if torch.equal(got, expected):
+                if got.is_floating_point() or got.dtype == torch.bool:
+                    raise AssertionError(
+                        f"on {case}, the tokens are right but their dtype is {got.dtype}: "
+                        f"token ids are integers; keep the prompt's dtype"
+                    )
                 continue
             if not torch.equal(got[:, :T], prompt):
                 raise AssertionError(f"on {case}, the prompt was changed: keep it as it is")
-            first = prompt
-            for _ in range(steps):
-                nxt = model(first)[:, 0].argmax(-1, keepdim=True)  # (B, 1)
-                first = torch.cat([first, nxt], dim=1)
-            if torch.equal(got, first):
-                raise AssertionError(
-                    f"on {case}, the next token is read from position 0: the prediction "
-                    f"for the next token is at the last position, logits[:, -1]"
-                )
+            # a slip is named only when the learner's tokens are that slip's on every case
+            # (on a short prompt two slips can give the same tokens)
+            for slip, message in GREEDY_SLIPS.items():
+                if all(torch.equal(as_answer(call_learner(fn, c, model, p.clone(), s), c),
+                                   greedy_variant(model, p, s, slip))
+                       for c, p, s in cases):
+                    raise AssertionError(f"on {case}, {message}")
             wrong = (got != expected).nonzero()[0].tolist()
             raise AssertionError(
                 f"on {case}, token {wrong[1]} of row {wrong[0]} is {int(got[tuple(wrong)])} but "

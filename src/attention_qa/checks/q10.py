@@ -8,7 +8,15 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import NAN_SCORES, call_learner, close, diagnose, require_shape
+from attention_qa.checks.common import (
+    NAN_SCORES,
+    as_answer,
+    call_learner,
+    close,
+    diagnose,
+    first_of_pair,
+    require_shape,
+)
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
 
@@ -214,7 +222,7 @@ def check_multihead(module_cls: Callable, mask_layout: str = "(B, h, n, m)") -> 
             expected, expected_weights = reference(query, key, value, ref_mask)
             args = (query.clone(), key.clone(), value.clone()) + (() if mask is None else (mask,))
             result = call_learner(module, case, *args)
-            got = result[0] if isinstance(result, (tuple, list)) else result
+            got = as_answer(result, case, "the output", output_only=True)
             if isinstance(got, torch.Tensor) and tuple(got.shape) == (B, h, n, d_k) and h > 1:
                 raise AssertionError(
                     f"on {case}, the output has shape {tuple(got.shape)} = (B, h, n, d_k): the "
@@ -232,14 +240,14 @@ def check_multihead(module_cls: Callable, mask_layout: str = "(B, h, n, m)") -> 
                     f"that it broadcasts to the scores it masks, (B, h, n, m) when all heads "
                     f"are scored at once, (B, n, m) for one head in a loop"
                 )
-            require_shape(got, expected.shape, case, "the output")
+            got = require_shape(got, expected.shape, case, "the output")
             diagnose(
                 got, expected, case, "the output",
                 "multi-head attention (Vaswani et al., 2017, section 3.2.2)",
                 MHA_SLIPS, partial(mha_variant, layers, query, key, value, ref_mask, h, h_kv),
                 nan_hint=NAN_SCORES,
             )
-            if isinstance(result, (tuple, list)) and len(result) > 1:
+            if first_of_pair(result) is not result and result[1] is not None:
                 weights = require_shape(result[1], expected_weights.shape, case, "the weights")
                 if not close(weights, expected_weights):
                     raise AssertionError(

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-import torch
-
-from attention_qa.checks.common import call_learner
+from attention_qa.checks.common import _number, call_learner
 
 
 def flops_variant(batch: int, n: int, m: int, d: int, h: int, bug: str | None = None) -> float:
@@ -70,12 +68,7 @@ def check_attention_flops(fn: Callable) -> None:
     for case, batch, n, m, d, h in cases:
         expected = attention_flops(batch, n, m, d)
         got = call_learner(fn, case, batch, n, m, d, h)
-        if isinstance(got, torch.Tensor) and got.numel() == 1:
-            got = got.item()
-        if isinstance(got, bool) or not isinstance(got, (int, float)):
-            raise AssertionError(
-                f"on {case}, the result should be a number, got {type(got).__name__}"
-            )
+        got = _number(got, case)  # a Python, NumPy or one-element tensor number
         if got == expected:
             continue
         for bug, message in FLOPS_SLIPS.items():

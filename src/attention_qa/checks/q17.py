@@ -46,12 +46,17 @@ def layer_norm_variant(x, weight, bias, eps, bug: str | None = None):
 
 def check_layer_norm(fn: Callable) -> None:
     """Check ``fn(x, weight, bias, eps)`` against ``torch.nn.functional.layer_norm`` over the
-    last axis, on inputs of shape (B, n, d_model), including a nearly constant row."""
+    last axis, on inputs of shape (..., d_model) with 0 to 3 leading dims, including a nearly
+    constant row."""
     g = torch.Generator().manual_seed(17)
     cases = []
     for case, shape, eps in (
         ("x of shape (2, 3, 8), eps 1e-5", (2, 3, 8), 1e-5),
         ("x of shape (3, 4, 6) with a nearly constant row, eps 0.1", (3, 4, 6), 0.1),
+        # (..., d_model) with no, one and two leading dims besides (B, n)
+        ("x of shape (8,), eps 1e-5", (8,), 1e-5),
+        ("x of shape (5, 6), eps 1e-5", (5, 6), 1e-5),
+        ("x of shape (2, 2, 3, 4), eps 1e-3", (2, 2, 3, 4), 1e-3),
     ):
         x = torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 2
         if "constant" in case:

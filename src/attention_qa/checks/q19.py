@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from attention_qa.checks.common import call_learner
+from attention_qa.checks.common import as_pair, call_learner
 
 LAYER_FLOPS_SLIPS = {
     "halved": "the counts are half the right ones: a multiply-add is 2 FLOPs",
@@ -37,9 +37,7 @@ def check_layer_flops(fn: Callable) -> None:
     for n, d in ((10, 64), (300, 32), (7, 7)):
         case = f"n={n}, d={d}"
         got = call_learner(fn, case, n, d)
-        if not (isinstance(got, tuple) and len(got) == 2):
-            raise AssertionError(f"on {case}, return a pair (attention_flops, recurrent_flops)")
-        got = tuple(int(v) for v in got)
+        got = as_pair(got, case, "(attention_flops, recurrent_flops)")
         if got == layer_flops_variant(n, d):
             continue
         for bug, message in LAYER_FLOPS_SLIPS.items():

@@ -10,6 +10,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
+from attention_qa.checks.watch import Work
 from attention_qa.checks.watch import tensors_in as _tensors
 
 
@@ -115,3 +116,27 @@ def check_linear_attention(fn: Callable) -> None:
                 "matrix linear attention exists to avoid. Compute φ(K)ᵀ V, (d_k, d_v), and "
                 "Σ_j φ(k_j) first, then multiply φ(Q) by them"
             )
+    # The cost itself: the n × m weights built a query or a chunk of queries at a time never
+    # show as one n × m tensor, but the work they take grows with n·m. Run the learner on
+    # one case and on one with n and m doubled, counting every number its ops compute.
+    work = []
+    for n, m in ((64, 48), (128, 96)):
+        q, k, v = (torch.randn(s, generator=g, dtype=torch.float64)
+                   for s in ((1, n, 4), (1, m, 4), (1, m, 3)))
+        case = f"q (1, {n}, 4), k (1, {m}, 4), v (1, {m}, 3)"
+        with Work() as counted:
+            got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
+        got = require_shape(got, (1, n, 3), case, "the output")
+        diagnose(got, linear_attention_variant(q, k, v), case, "the output",
+                 "linear attention with φ = elu + 1")
+        work.append(counted)
+    growth = work[1].elements / max(work[0].elements, 1)
+    if growth > 3:
+        raise AssertionError(
+            f"the values are right, but the work grows with n·m: with n and m doubled "
+            f"(q (1, 64, 4), k (1, 48, 4) → q (1, 128, 4), k (1, 96, 4)) your function "
+            f"computed {growth:.1f}× as many numbers ({work[0].elements:,} → "
+            f"{work[1].elements:,}; linear attention: about 2×). It still scores every query "
+            f"against every key, a query or a chunk of queries at a time. Compute φ(K)ᵀ V "
+            f"and Σ_j φ(k_j) once, then multiply φ(Q) by them"
+        )

@@ -92,6 +92,8 @@ _PRODUCTS = {"matmul", "__matmul__", "mm", "mv", "bmm", "dot", "inner", "vdot", 
 
 
 _COVER = "_online_softmax_columns"  # on a tensor: how many score columns its last dim spans
+_WIDE = "_online_softmax_wide"  # on a tensor: (order, op, columns) of a too-wide reduction it
+# was computed from
 
 
 def _reduces_last_dim(name: str, args: tuple, kwargs: dict, x: torch.Tensor) -> bool:
@@ -121,13 +123,25 @@ class _BlockReads(TorchFunctionMode):
     widest input (``exp(block − M)`` spans the block). A reduction's output spans nothing.
     A reduction over the last dim of a tensor spanning more than ``block_size`` columns
     (a max or sum over the whole row, or over the prefix read so far) is noted: an online
-    softmax only ever folds one block into M and L. Values taken out of tensors (``tolist``,
-    ``item``) are not followed.
+    softmax only ever folds one block into M and L. Every tensor computed from such a
+    reduction carries it (``_WIDE``), so ``found_in`` tells whether what the learner returned
+    depends on one; a check of the learner's own, such as ``result.sum(-1)`` compared with 1,
+    does not count. Values taken out of tensors (``tolist``, ``item``) are not followed.
     """
 
     def __init__(self, block_size: int):
         super().__init__()
-        self.block_size, self.found = block_size, None
+        self.block_size, self.found, self.calls = block_size, None, 0
+
+    def found_in(self, returned) -> tuple | None:
+        """The first too-wide reduction (op, columns) that ``returned`` (the result and the
+        trace) was computed from; when it holds numbers that are not tensors, the first
+        too-wide reduction made at all."""
+        values = list(_flatten(returned))
+        if not all(isinstance(x, torch.Tensor) for x in values):
+            return self.found and self.found[1:]
+        marks = [getattr(x, _WIDE) for x in values if hasattr(x, _WIDE)]
+        return min(marks)[1:] if marks else None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -137,21 +151,36 @@ class _BlockReads(TorchFunctionMode):
                 "your function calls softmax: compute the running max and sum block by block"
             )
         out = func(*args, **kwargs)
+        self.calls += 1
         inputs = list(_tensors(list(args) + list(kwargs.values())))
         span = max((getattr(t, _COVER, 0) for t in inputs), default=0)
+        marks = [getattr(t, _WIDE) for t in inputs if hasattr(t, _WIDE)]
         if name in _DIM_AT_1 | _DIM_AT_2 | _PRODUCTS:
             first = args[0] if args and isinstance(args[0], torch.Tensor) else None
             wide = [t for t in ((first,) if name not in {"dot", "inner", "vdot"} else inputs)
                     if t is not None and getattr(t, _COVER, 0) > self.block_size]
-            if self.found is None and wide and _reduces_last_dim(name, args, kwargs, wide[0]):
-                self.found = (name, getattr(wide[0], _COVER))
+            if wide and _reduces_last_dim(name, args, kwargs, wide[0]):
+                marks.append((self.calls, name, getattr(wide[0], _COVER)))
+                self.found = self.found or marks[-1]
         elif span and not (name.startswith("new_") or name.endswith("_like")):
             for t in _tensors(out):
                 # a last dim of stride 1 is still the scores' last dim (not a transpose,
                 # not scores[..., j] with the column indexed away)
                 if t.ndim >= 1 and (t.shape[-1] == 1 or t.stride(-1) == 1):
                     setattr(t, _COVER, t.shape[-1])
+        if marks:
+            for t in _tensors(out):
+                setattr(t, _WIDE, min(marks + ([getattr(t, _WIDE)] if hasattr(t, _WIDE) else [])))
         return out
+
+
+def _flatten(x):
+    """The leaves of nested tuples and lists."""
+    if isinstance(x, (tuple, list)):
+        for item in x:
+            yield from _flatten(item)
+    else:
+        yield x
 
 
 def _as_stat(x, shape: tuple, case: str, what: str) -> torch.Tensor:
@@ -279,8 +308,9 @@ def check_online_softmax(fn: Callable) -> None:
                      "read so far", {"two_pass": ONLINE_SLIPS["two_pass"]}, slip)
             diagnose(run_sum, exp_sum, at, "the running sum L", "Σ_seen exp(s − M)",
                      ONLINE_SLIPS, partial(slip, which=1))
-        if watch.found is not None and too_wide is None:
-            too_wide = (case, block_size, scores.shape[-1], *watch.found)
+        found = watch.found_in(got)
+        if found is not None and too_wide is None:
+            too_wide = (case, block_size, scores.shape[-1], *found)
     # after every case's numbers, so that a numeric slip is named first
     if too_wide is not None:
         case, block_size, m, op, columns = too_wide

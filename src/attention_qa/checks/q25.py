@@ -47,13 +47,18 @@ def rope_variant(x, positions, base=10000.0, bug: str | None = None):
 
 
 def check_rope(fn: Callable) -> None:
-    """Check ``fn(x, positions, base)``: x (n, d) or (h, n, d), positions (n,) integers."""
+    """Check ``fn(x, positions, base)``: x (..., n, d), positions (n,) integers; x of shape
+    (n, d), (h, n, d) and (B, h, n, d)."""
     g = torch.Generator().manual_seed(25)
     cases = [
         ("x of shape (6, 8), positions 0 … 5, base 10000", (6, 8), torch.arange(6), 10000.0),
         (
             "x of shape (2, 5, 16), positions [3, 0, 11, 7, 40], base 500",
             (2, 5, 16), torch.tensor([3, 0, 11, 7, 40]), 500.0,
+        ),
+        (
+            "x of shape (2, 3, 4, 6), positions [0, 97, 5, 64], base 10000",
+            (2, 3, 4, 6), torch.tensor([0, 97, 5, 64]), 10000.0,
         ),
     ]
     for case, shape, positions, base in cases:

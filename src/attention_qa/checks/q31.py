@@ -28,6 +28,10 @@ PAIR_SLIPS = {
         "on a tie, the pair seen first is returned; take the smallest (left, right) pair, "
         "compared left id first"
     ),
+    "ties_as_text": (
+        "on a tie, the pairs are compared as text ('(10, 2)' before '(9, 300)'): compare "
+        "them as numbers, left id first"
+    ),
     "no_threshold": (
         "a pair that occurs only once is returned; return None when no pair occurs twice"
     ),
@@ -50,6 +54,8 @@ def pair_variant(word_counts: dict, bug: str | None = None):
         return max(tied)
     if bug == "ties_first_seen":
         return tied[0]
+    if bug == "ties_as_text":
+        return min(tied, key=str)
     return min(tied)
 
 
@@ -60,9 +66,17 @@ def _cases():
     yield "words {(5, 5): 2, (9, 9): 2, (1, 1): 2}", {(5, 5): 2, (9, 9): 2, (1, 1): 2}
     yield "words {(1, 2): 1, (3, 4): 1}", {(1, 2): 1, (3, 4): 1}
     yield "words {(300,): 4, (42,): 1}", {(300,): 4, (42,): 1}
+    # ids past 9 and past 255 (every id BPE makes by merging is one): a tie compared as
+    # numbers, not as strings, and no table of 256 × 256 counts
+    yield "words {(10, 2): 2, (9, 300): 2}", {(10, 2): 2, (9, 300): 2}
+    yield "words {(2, 10): 2, (2, 9): 2}", {(2, 10): 2, (2, 9): 2}
+    yield ("words {(256, 300, 256, 300): 2, (12, 257): 3}",
+           {(256, 300, 256, 300): 2, (12, 257): 3})
     rng = random.Random(31)
     for i in range(40):
-        words = {tuple(rng.choices(range(6), k=rng.randint(1, 6))): rng.randint(1, 4)
+        # half the tables draw from ids 0–5 (many ties), half from 6 ids spread over 0–300
+        pool = range(6) if i % 2 == 0 else rng.sample(range(301), 6)
+        words = {tuple(rng.choices(pool, k=rng.randint(1, 6))): rng.randint(1, 4)
                  for _ in range(rng.randint(1, 6))}
         yield f"random word table {i}: {words}", words
 
