@@ -64,6 +64,38 @@ def language_switch(page_html: str, pagename: str, language: str | None) -> str:
     return BUTTONS.sub(lambda m: m.group(0) + link, page_html, count=1)
 
 
+class TranslateRawHtml(SphinxTransform):
+    """A raw HTML block (the ``<details>``/``<summary>`` of a folded answer) translated as it
+    is. Sphinx's Locale transform re-parses a raw block's translation as a literal block in
+    reStructuredText (``::`` and an indented text), which the Markdown parser reads as a
+    paragraph ``::``: every folded answer unfolded and printed ``::`` in its place. Here the
+    translation replaces the block's HTML directly, before that transform runs."""
+
+    default_priority = 15  # before Sphinx's Locale transform (20)
+
+    def apply(self, **kwargs) -> None:
+        if self.config.language != CHINESE:
+            return
+        table = None
+        for node in self.document.findall(nodes.raw):
+            block = not isinstance(node.parent, nodes.TextElement)  # not inside a paragraph
+            if not block or _in_output(node) or "html" not in node.get("format", "").split():
+                continue
+            table = _page_table(self.app.srcdir, self.env.docname) if table is None else table
+            message = node.rawsource or node.astext()
+            if message not in table:
+                logger.warning(
+                    "not translated (see locales/zh_CN/LC_MESSAGES/%s.po): %s",
+                    self.env.docname,
+                    " ".join(message.split())[:100],
+                    location=node,
+                )
+                continue
+            node.children = [nodes.Text(table[message])]
+            node.rawsource = table[message]
+            node["translatable"] = False  # done: Sphinx's Locale transform leaves it alone
+
+
 class KeepMeasured(SphinxTransform):
     default_priority = 10  # before Sphinx's Locale transform (20) and the gettext builder
 
@@ -166,6 +198,7 @@ def chinese_fonts(app, pagename, templatename, context, doctree) -> None:
 def setup(app):
     app.connect("config-inited", chinese_search_box)
     app.add_transform(KeepMeasured)
+    app.add_transform(TranslateRawHtml)
     app.connect("doctree-read", translate_toc_captions, priority=400)  # before the toc
     app.connect("doctree-read", untranslated)
     app.connect("doctree-read", translate_figure_descriptions)
