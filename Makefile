@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: gettext setup book test lint unit nbval nbval-portable nbval-native determinism build build-zh site site-en site-zh site-after-build site-zh-after-build classroom lab serve execute bench student drill handouts dist clean
+.PHONY: gettext setup book test lint unit nbval nbval-portable nbval-native determinism build build-zh site site-en site-zh site-after-build site-zh-after-build classroom lab serve execute bench student drill anki handouts dist clean
 
 ## Per-environment state. matplotlib's font list, IPython's profile and Jupyter's config,
 ## data and runtime files live in .venv/state, not in the home directory, so no check reads
@@ -167,6 +167,13 @@ student: $(STAMP)
 ## drill: regenerate book/drill.md from the chapters' short answers
 drill: $(STAMP)
 	$(PY) scripts/make_drill.py
+
+## anki: the drill as Anki decks, one per edition, where each edition's drill pages link to
+## them: $(SITE)/anki/attention-qa-en.apkg and $(SITE)/zh/anki/attention-qa-zh.apkg (both
+## builds of `make book` write them too). A card links to its chapter once _config.yml's
+## html.baseurl names the published site.
+anki: $(STAMP)
+	$(PY) scripts/make_anki.py
 
 ## handouts: every chapter printed to PDF in handouts/, the Chinese edition's in handouts/zh/
 ## (needs the built site and Chromium)

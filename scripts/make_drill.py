@@ -10,6 +10,11 @@ Each chapter contributes its title, its Chinese question, its short answer and i
 follow-up questions with their answers; a part's page lists them in book order, each folded
 so a reader can answer first, then check. The fold and the links are the notebooks' own
 plain HTML and Markdown (see open_anywhere.py). The parts are the table of contents'.
+
+Every drill page links to the drill as an Anki deck (scripts/make_anki.py), which each
+edition's build writes into its site's anki/ folder (_ext/book_anki.py). The link names the
+English deck; the Chinese build points it at the Chinese one, so the translation keeps the
+English link target as every translation does.
 """
 
 import re
@@ -22,7 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 DRILL = ROOT / "book" / "drill.md"
 FOLLOW_UPS = "## What they ask next"
 
-HEADER = """\
+# The deck in the site, relative to book/ (_ext/book_anki.py writes it; its name is
+# make_anki.deck_file("en"), and the Chinese site's pages link to make_anki.deck_file("zh")).
+ANKI_DECK = "../anki/attention-qa-en.apkg"
+ANKI = (
+    f"Drill on your phone or computer: [download the drill as an Anki deck]({ANKI_DECK}),\n"
+    "a card for every short answer and follow-up, one subdeck per part. Importing a newer\n"
+    "deck updates your cards and keeps their reviews.\n"
+)
+
+HEADER = f"""\
 # Interview drill
 
 Every question of the book, in English with the Chinese question beside it, its short
@@ -30,7 +44,8 @@ answer in English, and the questions an interviewer asks next, each with its ans
 page per part of the book. Say your answer out loud first, then open the fold and compare;
 the chapter link has the reasoning, the explorer and the checks. These pages are generated
 from the chapters (`make drill`).
-"""
+
+{ANKI}"""
 
 
 def section(path: Path, markdown: list[str], heading: str, required: bool = True) -> str:
@@ -96,7 +111,7 @@ def render() -> dict[Path, str]:
         page = part_page(number)
         titles = ", ".join(p.stem[:3] for p in chapters)
         index.append(f"- [{caption}]({page.name}): {titles}\n")
-        pages[page] = f"# Drill · {caption}\n" + "".join(
+        pages[page] = f"# Drill · {caption}\n\n{ANKI}" + "".join(
             "\n" + chapter_entry(p) for p in chapters)
     return {DRILL: "\n".join([index[0], "".join(index[1:])]), **pages}
 
