@@ -7,7 +7,15 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import NAN_SCORES, call_learner, close, diagnose, require_shape
+from attention_qa.checks.common import (
+    NAN_SCORES,
+    as_answer,
+    call_learner,
+    close,
+    diagnose,
+    first_of_pair,
+    require_shape,
+)
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
 
@@ -86,21 +94,21 @@ def check_cross_attention(fn: Callable) -> None:
             memory = torch.randn(B, m, d_model)
             expected, expected_weights = cross_variant(mha, target, memory, lengths)
             result = call_learner(fn, case, mha, target.clone(), memory.clone(), list(lengths))
-            got = result[0] if isinstance(result, (tuple, list)) else result
+            got = as_answer(result, case, "the output", output_only=True)
             if isinstance(got, torch.Tensor) and n != m and tuple(got.shape) == (B, m, d_model):
                 raise AssertionError(
                     f"on {case}, the output has shape {tuple(got.shape)} = (B, m, d_model), one "
                     f"row per memory token: {CROSS_SLIPS['q_from_encoder']}"
                 )
-            require_shape(got, expected.shape, case, "the output")
+            got = require_shape(got, expected.shape, case, "the output")
             diagnose(
                 got, expected, case, "the output",
                 "mha(target, memory, memory, source padding mask)",
                 CROSS_SLIPS, partial(_cross_output_variant, mha, target, memory, lengths),
                 nan_hint=NAN_SCORES,
             )
-            if isinstance(result, (tuple, list)) and len(result) > 1 and result[1] is not None:
-                weights = result[1]
+            if first_of_pair(result) is not result and result[1] is not None:
+                weights = as_answer(result[1], case, "the weights")
                 if (
                     isinstance(weights, torch.Tensor)
                     and n != m

@@ -6,7 +6,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import as_answer, call_learner, require_shape
 
 REPEAT_KV_SLIPS = {
     "tiled": (
@@ -41,7 +41,7 @@ def check_repeat_kv(fn: Callable) -> None:
     for case, shape, num_heads in cases:
         kv = torch.randn(shape, generator=g)
         expected = repeat_kv_variant(kv, num_heads)
-        got = call_learner(fn, case, kv.clone(), num_heads)
+        got = as_answer(call_learner(fn, case, kv.clone(), num_heads), case, "the result")
         if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(kv.shape) != tuple(
             expected.shape
         ):
@@ -59,11 +59,11 @@ def check_repeat_kv(fn: Callable) -> None:
                 f"on {case}, the result has shape {tuple(got.shape)}: the repetition went "
                 f"along the token axis; repeat along the head axis, dim=1"
             )
-        require_shape(got, expected.shape, case)
-        if torch.equal(got, expected):
+        got = require_shape(got, expected.shape, case).double()  # copies: exact in any dtype
+        if torch.equal(got, expected.double()):
             continue
         for bug, message in REPEAT_KV_SLIPS.items():
-            if torch.equal(got, repeat_kv_variant(kv, num_heads, bug)):
+            if torch.equal(got, repeat_kv_variant(kv, num_heads, bug).double()):
                 raise AssertionError(f"on {case}, {message}")
         raise AssertionError(
             f"on {case}, the result differs from kv.repeat_interleave(num_heads // h_kv, dim=1)"

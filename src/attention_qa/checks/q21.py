@@ -134,12 +134,13 @@ class _BlockReads(TorchFunctionMode):
         self.block_size, self.found, self.calls = block_size, None, 0
 
     def found_in(self, returned) -> tuple | None:
-        """The first too-wide reduction (op, columns) that ``returned`` (the result and the
-        trace) was computed from; when it holds numbers that are not tensors, the first
-        too-wide reduction made at all."""
-        values = list(_flatten(returned))
-        if not all(isinstance(x, torch.Tensor) for x in values):
+        """The first too-wide reduction (op, columns) that the tensors ``returned`` (the
+        result and the trace) were computed from; when the trace holds numbers that are not
+        tensors (whose history is lost), the first too-wide reduction made at all."""
+        result, trace = returned
+        if not all(isinstance(x, torch.Tensor) for x in _flatten(trace)):
             return self.found and self.found[1:]
+        values = [x for x in _flatten(returned) if isinstance(x, torch.Tensor)]
         marks = [getattr(x, _WIDE) for x in values if hasattr(x, _WIDE)]
         return min(marks)[1:] if marks else None
 
