@@ -447,6 +447,34 @@ class NoTransposeMHA(SdpaMHA):
         return self.w_o(out.reshape(B, n, d)), None
 
 
+class NoOutputProjectionMHA(SdpaMHA):
+    """w_o left out."""
+
+    def forward(self, query, key, value, mask=None):
+        w_o, self.w_o = self.w_o, nn.Identity()
+        try:
+            return super().forward(query, key, value, mask)
+        finally:
+            self.w_o = w_o
+
+
+class SoftmaxOverQueriesMHA(SdpaMHA):
+    """The softmax over the queries (dim=-2)."""
+
+    def forward(self, query, key, value, mask=None):
+        B, n, d = query.shape
+
+        def split(x):
+            return x.unflatten(-1, (self.h, self.d_k)).transpose(1, 2)
+
+        q, k, v = split(self.w_q(query)), split(self.w_k(key)), split(self.w_v(value))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        if mask is not None:
+            scores = scores.masked_fill(~(mask[:, None] if mask.ndim == 3 else mask), -math.inf)
+        out = torch.softmax(scores, dim=-2).nan_to_num() @ v
+        return self.w_o(out.transpose(1, 2).reshape(B, n, d)), None
+
+
 def cross_by_sdpa(mha, target, memory, src_lengths):
     keep = torch.arange(memory.shape[1]) < torch.as_tensor(src_lengths)[:, None]
     return mha(target, memory, memory, keep[:, None, None, :])[0], None
@@ -607,13 +635,17 @@ def _exercises() -> dict:
             {"solution": S("q10"), "per-head sdpa, (out, None)": LoopHeadsMHA,
              "sdpa, (out, None) (review)": SdpaMHA, "output only": OutputOnlyMHA},
             {},
-            {"keys scaled": (NoScaleMHA, ""), "heads not merged back": (NoTransposeMHA, "merged")}),
+            {"keys scaled": (NoScaleMHA, ""), "heads not merged back": (NoTransposeMHA, "merged"),
+             "no w_o": (NoOutputProjectionMHA, ""), "softmax over queries": (
+                 SoftmaxOverQueriesMHA, "")}),
         "q12": Exercise(
             checks.check_multihead,
             {"solution": S("q12"), "per-head sdpa, (out, None)": LoopHeadsMHA,
              "sdpa, (out, None) (review)": SdpaMHA, "output only": OutputOnlyMHA},
             {},
-            {"keys scaled": (NoScaleMHA, ""), "heads not merged back": (NoTransposeMHA, "merged")}),
+            {"keys scaled": (NoScaleMHA, ""), "heads not merged back": (NoTransposeMHA, "merged"),
+             "no w_o": (NoOutputProjectionMHA, ""), "softmax over queries": (
+                 SoftmaxOverQueriesMHA, "")}),
         "q11": Exercise(
             checks.check_attention_flops,
             {"solution": S("q11"),
@@ -641,7 +673,12 @@ def _exercises() -> dict:
              "index_select": lambda kv, h: kv.index_select(
                  1, torch.arange(h) // (h // kv.shape[1]))},
             {"numpy": as_numpy, "float32": in_float32},
-            {"tiled": (lambda kv, h: kv.repeat(1, h // kv.shape[1], 1, 1), "tiled")}),
+            {"tiled": (lambda kv, h: kv.repeat(1, h // kv.shape[1], 1, 1), "tiled"),
+             "along the tokens": (lambda kv, h: kv.repeat_interleave(h // kv.shape[1], 2),
+                                  "token axis"),
+             "unchanged": (lambda kv, h: kv.clone(), "input's shape"),
+             "off by one group": (lambda kv, h: kv.index_select(
+                 1, (torch.arange(h) // (h // kv.shape[1]) + 1) % kv.shape[1]), "differs")}),
         "q15": Exercise(
             checks.check_sinusoidal_encoding,
             {"solution": S("q15"),
@@ -908,4 +945,4 @@ def test_at_least_three_right_and_three_wrong_answers_per_checker():
     for chapter, ex in EXERCISES.items():
         wrong = len(ex.wrong) + (len(ex.slips[1]) if ex.slips else 0)
         assert len(ex.right) >= 3 or chapter == "q10", chapter
-        assert wrong >= 1, chapter
+        assert wrong >= 3, chapter

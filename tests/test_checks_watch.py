@@ -1,0 +1,54 @@
+"""attention_qa.checks.watch: what a learner's torch calls compute, seen from outside."""
+
+import torch
+
+from attention_qa.checks.common import call_learner, close, computed_in
+from attention_qa.checks.watch import Precision, Work, tensors_in
+
+
+def test_precision_notes_the_least_precise_float_computed():
+    x = torch.ones(3, dtype=torch.float64)
+    with Precision() as watch:
+        (x * 2).sum()
+    assert watch.lowest == torch.float64
+    with Precision() as watch:
+        theta = 10000.0 ** (-torch.arange(0, 4, 2) / 4)  # float32, PyTorch's default
+        (x[:2] * theta).sum()  # promoted back to float64
+    assert watch.lowest == torch.float32
+    with Precision() as watch:
+        torch.arange(5) + 1  # integers only
+    assert watch.lowest is None
+
+
+def test_call_learner_holds_float32_steps_to_float32s_precision():
+    exact = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64)
+    rounded = exact.float().double()  # float32's error, in a float64 tensor
+    call_learner(lambda t: t.float().double(), "case", exact)
+    assert computed_in() == torch.float32 and close(rounded, exact)
+    call_learner(lambda t: t * 1, "case", exact)
+    assert computed_in() == torch.float64 and not close(rounded, exact)
+
+
+def test_work_counts_every_number_computed_and_grows_with_the_product():
+    def quadratic(q, k):
+        return torch.stack([(q[i] * k).sum(-1) for i in range(len(q))])
+
+    def linear(q, k):
+        return q @ k.sum(0)
+
+    counts = {}
+    for fn in (quadratic, linear):
+        for n in (32, 64):
+            with Work() as work:
+                fn(torch.randn(n, 4), torch.randn(n, 4))
+            counts[fn.__name__, n] = work.elements
+    assert counts["quadratic", 64] / counts["quadratic", 32] > 3.5
+    assert counts["linear", 64] / counts["linear", 32] < 2.5
+    with Work() as work:
+        torch.einsum("nd,md->nm", torch.randn(5, 3), torch.randn(7, 3))
+    assert torch.Size(work.largest).numel() == 35 and work.ops >= 1  # inside einsum too
+
+
+def test_tensors_in_finds_the_tensors_of_nested_outputs():
+    a, b = torch.zeros(1), torch.ones(2)
+    assert [t.numel() for t in tensors_in((a, [b, None], 3))] == [1, 2]
