@@ -21,11 +21,12 @@ def test_precision_notes_the_least_precise_float_computed():
 
 
 def test_call_learner_holds_float32_steps_to_float32s_precision():
-    exact = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64)
-    rounded = exact.float().double()  # float32's error, in a float64 tensor
-    call_learner(lambda t: t.float().double(), "case", exact)
-    assert computed_in() == torch.float32 and close(rounded, exact)
-    call_learner(lambda t: t * 1, "case", exact)
+    x = torch.full((1000,), 0.1, dtype=torch.float64)
+    exact = x.cumsum(0)
+    rounded = call_learner(lambda t: t.float().cumsum(0).double(), "case", x)
+    assert rounded.dtype == torch.float64 and computed_in() == torch.float32
+    assert close(rounded, exact)  # float32's error, held to float32's precision
+    call_learner(lambda t: t * 1, "case", x)  # a learner that stays in float64
     assert computed_in() == torch.float64 and not close(rounded, exact)
 
 
