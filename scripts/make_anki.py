@@ -17,9 +17,11 @@ Usage: python scripts/make_anki.py [--base-url URL] [--out DIR] [en] [zh]
   a paragraph without a translation stops it, naming the entry, so no English prose
   ever reaches a Chinese card.
 * Ids are stable: a note's guid is a hash of the language, the chapter and which answer it
-  is (the short answer, or the n-th follow-up), never of the text, so importing a newer deck
-  updates the cards (and keeps their reviews) instead of adding them twice; the decks' and
-  the note type's ids are hashes of their names' keys the same way.
+  is (the short answer, or the follow-up asking a given English question), never of the
+  answer's text, so importing a newer deck updates the cards (and keeps their reviews)
+  instead of adding them twice, and a follow-up moved or inserted elsewhere in its chapter
+  keeps its own card; a new question is a new card. The decks' and the note type's ids are
+  hashes of their names' keys the same way.
 * The bytes depend only on the inputs: the collection's times are the newest modification
   time of the drill pages, their translations and this script (or SOURCE_DATE_EPOCH when
   set), so a rebuild of the same files gives the same file, and a deck built after an edit
@@ -323,13 +325,17 @@ def cards(language: str, base_url: str = "", book: Path = BOOK,
                               [title_html, context, to_html(md, "\n\n".join(short)), read],
                               [*tags, "short-answer"]))
             follow_ups: list[list[str]] = []
+            asked_in_english: list[str] = []  # each follow-up's key: its English question
             for block in chapter.folds.get(FOLDS[1], []):
                 text = tr(page, block)
                 if block.startswith("**"):
                     follow_ups.append([text])
+                    english = BOLD_QUESTION.fullmatch(block)
+                    question = english.group(1) if english else block
+                    asked_in_english.append(" ".join(question.split()))
                 elif follow_ups:
                     follow_ups[-1].append(text)
-            for n, (first, *rest) in enumerate(follow_ups, start=1):
+            for key, (first, *rest) in zip(asked_in_english, follow_ups, strict=True):
                 asked = BOLD_QUESTION.fullmatch(first)
                 if not first:
                     continue  # missing: tr has named it
@@ -338,7 +344,8 @@ def cards(language: str, base_url: str = "", book: Path = BOOK,
                                      f"**question**: {first[:80]!r}")
                 answer = "\n\n".join([asked.group(2), *rest]).strip()
                 context = f"{labels[FOLDS[1]]} · {title_html}"
-                found.append(Card(part.number, note_guid(language, chapter.stem, f"follow-up-{n}"),
+                guid = note_guid(language, chapter.stem, f"follow-up: {key}")
+                found.append(Card(part.number, guid,
                                   [to_html(md, asked.group(1)), context, to_html(md, answer), read],
                                   [*tags, "follow-up"]))
     tr.check()

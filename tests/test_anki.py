@@ -207,3 +207,21 @@ def test_each_edition_links_its_drill_pages_to_its_own_deck(tmp_path):
         deck = site / folder / "anki" / f"attention-qa-{language}.apkg"
         assert deck.is_file(), "\n".join(anki_warnings)
     assert not anki_warnings
+
+
+def test_a_follow_up_keeps_its_card_when_the_follow_ups_are_reordered(tmp_path):
+    """A follow-up's guid is its English question's: moving it (or inserting another before
+    it) updates its own card rather than overwriting its neighbour's."""
+    book = tmp_path / "book"
+    shutil.copytree(ROOT / "book", book, ignore=lambda d, names: [
+        n for n in names if not (n.startswith("drill") and n.endswith(".md"))])
+    page = book / "drill_part1.md"
+    text = page.read_text()
+    fold = re.search(r"<summary>What they ask next</summary>\n\n(.+?)\n\n</details>", text, re.S)
+    first, second, *rest = re.split(r"\n\n(?=\*\*)", fold.group(1))
+    page.write_text(text.replace(fold.group(1), "\n\n".join([second, first, *rest])))
+    _, _, _, before = make_anki.cards("en")
+    _, _, _, after = make_anki.cards("en", book=book)
+    by_question = {c.fields[0]: c.guid for c in before}
+    assert {c.fields[0]: c.guid for c in after} == by_question
+    assert [c.guid for c in after] != [c.guid for c in before]  # the order did change
