@@ -238,6 +238,9 @@ def test_table_marks_what_a_paper_leaves_out():
     assert UNSTATED_MARK in rows["Mistral-7B"]["norm"]
     assert UNSTATED_MARK not in rows["Gemma-2-9B"]["norm"]
     assert rows["Falcon-7B"]["attention"] == "MQA"
+    # A window in every layer (Mistral) reads apart from one in some layers (Gemma 2).
+    assert rows["Mistral-7B"]["attention"] == "GQA, window 4,096"
+    assert rows["Gemma-2-9B"]["attention"] == "GQA, window 4,096 in 21 of 42 layers"
     assert rows["PaLM-540B"]["position"] == "RoPE, base not stated"
     assert DIFFERS_MARK in rows["Qwen2-7B"]["context"]
     assert DIFFERS_MARK in rows["BERT-base"]["vocab"]

@@ -454,6 +454,15 @@ def kv_sharing(name: str) -> str:
     return f"{m.heads // m.kv_heads} query heads per K/V head"
 
 
+def _window_label(m: Anatomy) -> str:
+    """", window W" when every layer is windowed; ", window W in k of L layers" otherwise."""
+    if not m.window:
+        return ""
+    if m.windowed_layers == m.layers:
+        return f", window {m.window:,}"
+    return f", window {m.window:,} in {m.windowed_layers} of {m.layers} layers"
+
+
 def table_rows(names=None) -> list[dict[str, str]]:
     """The table as strings, one dict per model; a value its paper does not state is marked
     with ``UNSTATED_MARK`` (it comes from the released configuration or code alone), one where
@@ -477,7 +486,7 @@ def table_rows(names=None) -> list[dict[str, str]]:
             "d_model": show("d_model", f"{m.d_model:,}"),
             "heads / K/V heads": show("heads", f"{m.heads} / {m.kv_heads}"
                                       if m.attention != "MLA" else f"{m.heads} / latent"),
-            "attention": m.attention + (f", window {m.window:,}" if m.window else ""),
+            "attention": m.attention + _window_label(m),
             "d_head": show("d_head", str(m.d_head)),
             "FFN": show("ffn", m.ffn) + ", " + show("d_ff", f"{m.d_ff:,}"),
             "MoE": moe,
