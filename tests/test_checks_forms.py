@@ -787,6 +787,8 @@ def _exercises() -> dict:
             {"solution": S("q26"), "rsqrt": rms_by_rsqrt,
              "F.rms_norm": lambda x, w, eps: F.rms_norm(x, x.shape[-1:], w, eps)},
             FLOAT_FORMS,
+            {"dim=2": (lambda x, w, eps: x / torch.sqrt(x.pow(2).mean(2, keepdim=True) + eps) * w,
+                       "")},
             slips=(q26.rms_norm_variant, q26.RMS_NORM_SLIPS)),
         "q27": Exercise(
             checks.check_mla_cache_bytes,

@@ -64,6 +64,10 @@ from attention_qa.checks.q35 import check_selective_scan
 from attention_qa.checks.q36 import check_merge_partials
 from attention_qa.checks.q37 import check_window_attention
 from attention_qa.checks.q38 import check_llama_parameters
+from attention_qa.checks.q39 import check_swiglu
+from attention_qa.checks.q40 import check_clip_by_global_norm
+from attention_qa.checks.q41 import check_masked_lm_loss
+from attention_qa.checks.q42 import check_xl_attention_mask
 
 __all__ = [
     "call_learner",
@@ -108,4 +112,8 @@ __all__ = [
     "check_merge_partials",
     "check_window_attention",
     "check_llama_parameters",
+    "check_swiglu",
+    "check_clip_by_global_norm",
+    "check_xl_attention_mask",
+    "check_masked_lm_loss",
 ]

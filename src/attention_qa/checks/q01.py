@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, diagnose, require_shape
+from attention_qa.checks.common import as_answer, call_learner, diagnose, require_shape
 
 
 def pooling_variant(queries, keys, bandwidth, bug: str | None = None):
@@ -80,6 +80,7 @@ def check_pooling_weights(fn: Callable) -> None:
         _, expected = attention_pooling(queries, keys, torch.zeros_like(keys), bandwidth)
         n, m = queries.shape[0], keys.shape[0]
         got = call_learner(fn, case, queries.clone(), keys.clone(), bandwidth)
+        got = as_answer(got, case, "the weights")
         if isinstance(got, torch.Tensor) and tuple(got.shape) == (m, n) and n != m:
             raise AssertionError(
                 f"on {case}, the weights have shape {(m, n)} = (m, n): they should be "

@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, diagnose, require_shape
+from attention_qa.checks.common import as_answer, call_learner, diagnose, require_shape
 
 
 def attend_one_variant(q, k, v, bug: str | None = None):
@@ -74,7 +74,7 @@ def check_attend_one(fn: Callable) -> None:
         k = torch.randn(m, d_k, generator=g)
         v = torch.randn(m, d_v, generator=g)
         expected = scaled_dot_product_attention(q.unsqueeze(0), k, v)[0][0]  # (d_v,)
-        got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
+        got = as_answer(call_learner(fn, case, q.clone(), k.clone(), v.clone()), case, "the output")
         if isinstance(got, torch.Tensor) and tuple(got.shape) == (m,) and m != d_v:
             raise AssertionError(
                 f"on {case}, you returned a vector of length m = {m}, the weights: the output "

@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, diagnose, require_shape
+from attention_qa.checks.common import as_answer, call_learner, diagnose, require_shape
 
 ADDITIVE_SLIPS = {
     "no_tanh": (
@@ -71,6 +71,8 @@ def check_additive_scores(fn: Callable) -> None:
         ("q (4, 4), k (4, 4), d_hidden 4 (n = m, d_query = d_key = d_hidden)", (4, 4), (4, 4), 4),
         ("q (3, 6), k (5, 4), d_hidden 8", (3, 6), (5, 4), 8),
         ("q (2, 3, 5), k (2, 4, 5), d_hidden 6 (batch dims)", (2, 3, 5), (2, 4, 5), 6),
+        ("q (2, 2, 3, 5), k (2, 2, 4, 7), d_hidden 6 (two batch dims)", (2, 2, 3, 5),
+         (2, 2, 4, 7), 6),
     ]
     for case, q_shape, k_shape, d_hidden in cases:
         q = torch.randn(q_shape, generator=g, dtype=torch.float64)
@@ -81,6 +83,7 @@ def check_additive_scores(fn: Callable) -> None:
         m = k_shape[-2]
         expected = additive_variant(q, k, W_q, W_k, w_v)  # (..., n, m)
         got = call_learner(fn, case, q.clone(), k.clone(), W_q.clone(), W_k.clone(), w_v.clone())
+        got = as_answer(got, case, "the scores")
         if isinstance(got, torch.Tensor) and got.shape != expected.shape:
             if tuple(got.shape) == (*expected.shape[:-2], m, q_shape[-2]):
                 raise AssertionError(f"on {case}, {ADDITIVE_SLIPS['scores_transposed']}")

@@ -6,7 +6,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import as_answer, call_learner, require_shape
 
 
 def check_shift_right(fn: Callable) -> None:
@@ -25,7 +25,7 @@ def check_shift_right(fn: Callable) -> None:
         B, T = targets.shape
         start = torch.full((B, 1), bos, dtype=targets.dtype)
         expected = torch.cat([start, targets[:, :-1]], dim=1)  # (B, T)
-        got = call_learner(fn, case, targets.clone(), bos)
+        got = as_answer(call_learner(fn, case, targets.clone(), bos), case, "the decoder inputs")
         if isinstance(got, torch.Tensor) and got.ndim == 2 and got.shape[0] == B:
             if got.shape[1] == T + 1 and torch.equal(got[:, :-1], expected):
                 raise AssertionError(

@@ -57,6 +57,7 @@ def check_greedy_decode(fn: Callable) -> None:
             expected = model.generate(prompt, steps, use_cache=False)
             B, T = prompt.shape
             got = call_learner(fn, case, model, prompt.clone(), steps)
+            got = as_answer(got, case, "the tokens")
             if isinstance(got, torch.Tensor) and tuple(got.shape) == (B, steps):
                 raise AssertionError(
                     f"on {case}, only the new tokens came back: return the prompt followed "

@@ -36,6 +36,7 @@ def check_embedding(fn: Callable) -> None:
     for case, vocab_size, d_model, shape in (
         ("tokens of shape (2, 5), weight (10, 16)", 10, 16, (2, 5)),
         ("tokens of shape (7,), weight (30, 9)", 30, 9, (7,)),
+        ("tokens of shape (2, 3, 4), weight (300, 5)", 300, 5, (2, 3, 4)),
     ):
         weight = torch.randn(vocab_size, d_model, generator=g, dtype=torch.float64)
         tokens = torch.randint(0, vocab_size, shape, generator=g)

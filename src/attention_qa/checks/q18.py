@@ -34,11 +34,14 @@ def feed_forward_variant(x, w1, b1, w2, b2, bug: str | None = None):
 
 def check_feed_forward(fn: Callable) -> None:
     """Check ``fn(x, w1, b1, w2, b2)`` = max(0, x w1 + b1) w2 + b2 with w1 (d_model, d_ff) and
-    w2 (d_ff, d_model), on x of shape (B, n, d_model) and (n, d_model)."""
+    w2 (d_ff, d_model), on x of shape (..., d_model) with 0 to 3
+    leading dims."""
     g = torch.Generator().manual_seed(18)
     for case, shape, d_ff in (
         ("x of shape (2, 5, 4), d_ff 8", (2, 5, 4), 8),
         ("x of shape (3, 6), d_ff 12", (3, 6), 12),
+        ("x of shape (6,), d_ff 10", (6,), 10),
+        ("x of shape (2, 2, 3, 4), d_ff 8", (2, 2, 3, 4), 8),
     ):
         d_model = shape[-1]
         x = torch.randn(shape, generator=g, dtype=torch.float64)

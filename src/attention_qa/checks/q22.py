@@ -46,6 +46,7 @@ def check_previous_token_score(fn: Callable) -> None:
         ("one map of shape (6, 6)", maps(6, 6)),
         ("a perfect previous-token head of shape (5, 5)", shift),
         ("maps of shape (2, 3, 4, 4)", maps(2, 3, 4, 4)),
+        ("maps of shape (3, 5, 5)", maps(3, 5, 5)),
     ]
     for case, weights in cases:
         expected = previous_token_variant(weights)

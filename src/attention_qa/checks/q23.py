@@ -8,7 +8,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from attention_qa.checks.common import call_learner, close, diagnose, require_shape
+from attention_qa.checks.common import as_answer, call_learner, close, diagnose, require_shape
 from attention_qa.families import clip_logits
 
 CLIP_SLIPS = {
@@ -66,7 +66,7 @@ def check_clip_logits(fn: Callable) -> None:
     ]
     for case, img, txt, scale in cases:
         expected = clip_logits(img, txt, scale)  # (N_img, N_txt)
-        got = call_learner(fn, case, img.clone(), txt.clone(), scale)
+        got = as_answer(call_learner(fn, case, img.clone(), txt.clone(), scale), case, "the logits")
         if (isinstance(got, torch.Tensor) and got.shape == expected.T.shape != expected.shape
                 and close(got, expected.T)):
             raise AssertionError(

@@ -49,11 +49,16 @@ def rms_norm_variant(x, weight, eps, bug: str | None = None):
 
 def check_rms_norm(fn: Callable) -> None:
     """Check ``fn(x, weight, eps)`` against ``torch.nn.functional.rms_norm`` over the last
-    axis, on inputs of shape (B, n, d_model) with a non-zero mean and a small row."""
+    axis, on inputs of shape (..., d_model) with 0 to 3 leading
+    dims, a non-zero mean and a small row."""
     g = torch.Generator().manual_seed(26)
     for case, shape, eps in (
         ("x of shape (2, 3, 8), eps 1e-6", (2, 3, 8), 1e-6),
         ("x of shape (3, 4, 6) with a small row, eps 0.1", (3, 4, 6), 0.1),
+        # (..., d_model) with no, one and two leading dims besides (B, n)
+        ("x of shape (8,), eps 1e-6", (8,), 1e-6),
+        ("x of shape (5, 6), eps 1e-6", (5, 6), 1e-6),
+        ("x of shape (2, 2, 3, 4), eps 1e-3", (2, 2, 3, 4), 1e-3),
     ):
         x = torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 1
         if "small" in case:

@@ -93,6 +93,9 @@ def merge_cases():
     out_b[1:3] = 0.0
     cases.append(("rows 1 and 2 of block b masked (lse_b = −inf, out_b = 0), out (4, 4)",
                   out_a, lse_a, out_b, lse_b))
+    # one leading dim, between the cases above with none and two
+    cases.append(("out of shape (3, 5, 4), lse of shape (3, 5)", *part((3, 5), 0.0),
+                  *part((3, 5), 2.0)))
     return cases
 
 

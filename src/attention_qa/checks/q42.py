@@ -1,0 +1,76 @@
+"""The checker of q42's exercise: ``check_xl_attention_mask``."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from attention_qa.checks.common import call_learner, require_shape
+
+
+def xl_mask_variant(segment_len: int, memory_len: int, bug: str | None = None):
+    """Transformer-XL's (L, M + L) mask over [memory, segment], True = may attend, with one
+    known slip switched on."""
+    i = torch.arange(segment_len).unsqueeze(1)  # (L, 1)
+    j = torch.arange(memory_len + segment_len).unsqueeze(0)  # (1, M + L)
+    if bug == "no_offset":  # causal over the concatenation, as if queries started at key 0
+        mask = j <= i
+    elif bug == "no_memory":
+        mask = (j >= memory_len) & (j <= memory_len + i)
+    elif bug == "not_causal":
+        mask = torch.ones(segment_len, memory_len + segment_len, dtype=torch.bool)
+    elif bug == "strict":  # a query does not see its own key
+        mask = j < memory_len + i
+    elif bug == "memory_after":  # [segment, memory]: the segment's keys first
+        mask = (j <= i) | (j >= segment_len)
+    else:
+        mask = j <= memory_len + i
+    return ~mask if bug == "inverted" else mask
+
+
+XL_MASK_SLIPS = {
+    "inverted": "the mask is inverted: True must mean may attend",
+    "no_offset": (
+        "the causal mask is not shifted by the memory: query i sits at position "
+        "memory_len + i of [memory, segment], so it sees keys j ≤ memory_len + i"
+    ),
+    "no_memory": (
+        "the memory is masked out: every query of the segment may read the whole memory "
+        "(the cached states of the previous segment), that is the point of the recurrence"
+    ),
+    "not_causal": (
+        "the segment is not causal: a query may see the memory and the segment's keys up "
+        "to itself, not later ones"
+    ),
+    "strict": "a query does not see its own key: key memory_len + i is allowed (j ≤ memory_len + i)",
+    "memory_after": (
+        "the memory is placed after the segment: the keys are [memory, segment], memory first"
+    ),
+}
+
+
+def check_xl_attention_mask(fn: Callable) -> None:
+    """Check ``fn(segment_len, memory_len) -> (segment_len, memory_len + segment_len)``,
+    True = may attend: query i sees key j of [memory, segment] when j ≤ memory_len + i.
+    Bool or 0/1 answers (a tensor, a NumPy array, nested lists) are accepted."""
+    cases = [(4, 4), (3, 5), (6, 2), (5, 0), (1, 3), (12, 12)]
+    for segment_len, memory_len in cases:
+        case = f"segment_len = {segment_len}, memory_len = {memory_len}"
+        expected = xl_mask_variant(segment_len, memory_len)
+        got = require_shape(call_learner(fn, case, segment_len, memory_len),
+                            expected.shape, case, "the mask")
+        if not ((got == 0) | (got == 1)).all():
+            raise AssertionError(f"on {case}, the mask should hold only True/False (or 1/0)")
+        got = got.bool()
+        if torch.equal(got, expected):
+            continue
+        for bug, message in XL_MASK_SLIPS.items():
+            wrong = xl_mask_variant(segment_len, memory_len, bug)
+            if not torch.equal(wrong, expected) and torch.equal(got, wrong):
+                raise AssertionError(f"on {case}, {message}")
+        i, j = (got != expected).nonzero()[0].tolist()
+        raise AssertionError(
+            f"on {case}, the mask is wrong at [i, j] = [{i}, {j}]: it should be "
+            f"{bool(expected[i, j])} (query i sees key j when j ≤ memory_len + i)"
+        )
