@@ -3,7 +3,7 @@
 import torch
 
 from attention_qa.checks.common import call_learner, close, computed_in
-from attention_qa.checks.watch import Precision, Work, tensors_in
+from attention_qa.checks.watch import COVER, BlockReads, NoScoreMatrix, Precision, Work, tensors_in
 
 
 def test_precision_notes_the_least_precise_float_computed():
@@ -53,3 +53,25 @@ def test_work_counts_every_number_computed_and_grows_with_the_product():
 def test_tensors_in_finds_the_tensors_of_nested_outputs():
     a, b = torch.zeros(1), torch.ones(2)
     assert [t.numel() for t in tensors_in((a, [b, None], 3))] == [1, 2]
+
+
+def test_no_score_matrix_notes_the_first_n_by_m_tensor():
+    q, k = torch.randn(2, 37, 4), torch.randn(2, 29, 4)
+    with NoScoreMatrix(37, 29) as watch:
+        q @ k.sum(-2, keepdim=True).mT  # (2, 37, 1): no n × m tensor
+    assert watch.found is None
+    with NoScoreMatrix(37, 29) as watch:
+        torch.einsum("bnd,bmd->bnm", q, k)
+    assert watch.found is not None and watch.found[0] == (2, 37, 29)
+
+
+def test_block_reads_follows_wide_reductions_into_what_is_returned():
+    scores = torch.randn(3, 8, dtype=torch.float64)
+    setattr(scores, COVER, 8)
+    with BlockReads(2) as watch:
+        first = scores[..., :2].amax(-1)  # one block: fine
+        whole = scores.sum(-1)  # the whole row at once
+        check = torch.exp(scores).sum(-1)  # a learner's own check, not returned
+    assert watch.found_in((first, [(first, first)])) is None
+    assert watch.found_in((whole, [(first, first)])) == ("sum", 8)
+    assert check is not None and watch.found[1:] == ("sum", 8)  # the first one made

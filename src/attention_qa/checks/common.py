@@ -227,7 +227,7 @@ def first_slip(got, case: str, slips: dict, variant: Callable, expected) -> None
             raise AssertionError(f"on {case}, {message}")
 
 
-def _compare_masks(got, expected: torch.Tensor, case: str, slips: dict, index: str):
+def compare_masks(got, expected: torch.Tensor, case: str, slips: dict, index: str):
     """Raise the learner's message when ``got`` is not ``expected``: a wrong shape or dtype,
     a known slip (``slips`` maps each slip's message to the mask it makes), or else the
     first wrong entry."""
@@ -249,4 +249,5 @@ def _compare_masks(got, expected: torch.Tensor, case: str, slips: dict, index: s
     )
 
 
-_first_slip = first_slip  # the name older code imports
+_first_slip = first_slip  # the names older code imports
+_compare_masks = compare_masks

@@ -1,7 +1,7 @@
 """Kept so that older imports (``attention_qa.checks.masks``) still work: its checkers now
 live in one module per chapter (see ``attention_qa.checks``)."""
 
-from attention_qa.checks.common import _compare_masks
+from attention_qa.checks.common import _compare_masks  # noqa: F401
 from attention_qa.checks.q07 import MASK_SLIPS, check_attention_mask, mask_variant
 from attention_qa.checks.q08 import check_shift_right
 from attention_qa.checks.q09 import check_greedy_decode

@@ -6,7 +6,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import _compare_masks, call_learner
+from attention_qa.checks.common import call_learner, compare_masks
 from attention_qa.masks import padding_mask
 
 
@@ -57,7 +57,7 @@ def check_attention_mask(fn: Callable) -> None:
     for case, lengths, n, causal in cases:
         expected = mask_variant(lengths, n, causal)
         got = call_learner(fn, case, list(lengths), n, causal)
-        _compare_masks(
+        compare_masks(
             got,
             expected,
             case,

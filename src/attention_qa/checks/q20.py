@@ -7,11 +7,9 @@ from functools import partial
 from typing import Callable
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
-from attention_qa.checks.watch import Work
-from attention_qa.checks.watch import tensors_in as _tensors
+from attention_qa.checks.watch import NoScoreMatrix, Work
 
 
 def linear_attention_variant(q, k, v, bug: str | None = None):
@@ -51,28 +49,6 @@ LINEAR_SLIPS = {
 }
 
 
-class _NoScoreMatrix(TorchDispatchMode):
-    """Notes the first tensor any ATen op computes with a dimension of n and one of m.
-
-    The dispatch level sees every intermediate, also those inside ``einsum`` and ``matmul``;
-    n and m are chosen unlike every size built from the case's others, so such a tensor can
-    only be an n × m matrix or hold one, as an (n, m, d_k) broadcast product does.
-    """
-
-    def __init__(self, n: int, m: int):
-        super().__init__()
-        self.n, self.m, self.found = n, m, None
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if self.found is None:
-            for t in _tensors(out):
-                if self.n in t.shape and self.m in t.shape:
-                    self.found = (tuple(t.shape), func.overloadpacket.__name__)
-                    break
-        return out
-
-
 def check_linear_attention(fn: Callable) -> None:
     """Check ``fn(q, k, v)`` against non-causal linear attention with φ(x) = elu(x) + 1.
 
@@ -100,7 +76,7 @@ def check_linear_attention(fn: Callable) -> None:
         q, k, v = (torch.randn(s, generator=g, dtype=torch.float64) for s in (qs, ks, vs))
         expected = linear_attention_variant(q, k, v)
         n, m = q.shape[-2], k.shape[-2]
-        watch = _NoScoreMatrix(n, m)
+        watch = NoScoreMatrix(n, m)
         with watch if case == watched_case[0] else nullcontext():
             got = call_learner(fn, case, q.clone(), k.clone(), v.clone())
         got = require_shape(got, expected.shape, case, "the output")

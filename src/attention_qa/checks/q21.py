@@ -6,10 +6,9 @@ from functools import partial
 from typing import Callable
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
-from attention_qa.checks.watch import tensors_in as _tensors
+from attention_qa.checks.watch import COVER, BlockReads
 
 
 def online_softmax_trace_variant(scores, block_size: int, bug: str | None = None):
@@ -75,115 +74,6 @@ _FORBIDDEN = (
 )
 
 
-# Reductions (and matrix products, which sum too) whose dim is read as below; for the
-# matrix products the contracted dim is the last of the first operand.
-_DIM_AT_1 = {"amax", "amin", "max", "min", "sum", "nansum", "mean", "logsumexp", "cumsum",
-             "cumprod", "cummax", "cummin", "logcumsumexp", "prod", "argmax", "argmin",
-             "median", "nanmedian", "sort", "aminmax"}
-
-
-_DIM_AT_2 = {"topk", "kthvalue"}
-
-
-_LAST_BY_DEFAULT = {"sort", "topk", "kthvalue"}
-
-
-_PRODUCTS = {"matmul", "__matmul__", "mm", "mv", "bmm", "dot", "inner", "vdot", "vecdot"}
-
-
-_COVER = "_online_softmax_columns"  # on a tensor: how many score columns its last dim spans
-_WIDE = "_online_softmax_wide"  # on a tensor: (order, op, columns) of a too-wide reduction it
-# was computed from
-
-
-def _reduces_last_dim(name: str, args: tuple, kwargs: dict, x: torch.Tensor) -> bool:
-    """Whether a call of the reduction ``name`` on ``x`` folds x's last dim."""
-    if name in _PRODUCTS:
-        return True
-    if "dim" in kwargs or "axis" in kwargs:
-        dim = kwargs.get("dim", kwargs.get("axis"))
-    else:
-        at = 2 if name in _DIM_AT_2 else 1
-        dim = args[at] if len(args) > at else None
-        if isinstance(dim, torch.Tensor):  # torch.max(a, b): elementwise, no reduction
-            return False
-        if dim is None and name in _LAST_BY_DEFAULT:
-            dim = -1
-    if dim is None:
-        return True
-    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-    return any(d % max(x.ndim, 1) == x.ndim - 1 for d in dims if isinstance(d, int))
-
-
-class _BlockReads(TorchFunctionMode):
-    """Watches every PyTorch call the learner makes for a reduction over too many scores.
-
-    Each tensor carries the number of score columns its last dim spans: the scores all m,
-    a slice ``scores[..., a:b]`` b − a, and the output of an elementwise op the span of its
-    widest input (``exp(block − M)`` spans the block). A reduction's output spans nothing.
-    A reduction over the last dim of a tensor spanning more than ``block_size`` columns
-    (a max or sum over the whole row, or over the prefix read so far) is noted: an online
-    softmax only ever folds one block into M and L. Every tensor computed from such a
-    reduction carries it (``_WIDE``), so ``found_in`` tells whether what the learner returned
-    depends on one; a check of the learner's own, such as ``result.sum(-1)`` compared with 1,
-    does not count. Values taken out of tensors (``tolist``, ``item``) are not followed.
-    """
-
-    def __init__(self, block_size: int):
-        super().__init__()
-        self.block_size, self.found, self.calls = block_size, None, 0
-
-    def found_in(self, returned) -> tuple | None:
-        """The first too-wide reduction (op, columns) that the tensors ``returned`` (the
-        result and the trace) were computed from; when the trace holds numbers that are not
-        tensors (whose history is lost), the first too-wide reduction made at all."""
-        result, trace = returned
-        if not all(isinstance(x, torch.Tensor) for x in _flatten(trace)):
-            return self.found and self.found[1:]
-        values = [x for x in _flatten(returned) if isinstance(x, torch.Tensor)]
-        marks = [getattr(x, _WIDE) for x in values if hasattr(x, _WIDE)]
-        return min(marks)[1:] if marks else None
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = getattr(func, "__name__", "")
-        if "softmax" in name:
-            raise AssertionError(
-                "your function calls softmax: compute the running max and sum block by block"
-            )
-        out = func(*args, **kwargs)
-        self.calls += 1
-        inputs = list(_tensors(list(args) + list(kwargs.values())))
-        span = max((getattr(t, _COVER, 0) for t in inputs), default=0)
-        marks = [getattr(t, _WIDE) for t in inputs if hasattr(t, _WIDE)]
-        if name in _DIM_AT_1 | _DIM_AT_2 | _PRODUCTS:
-            first = args[0] if args and isinstance(args[0], torch.Tensor) else None
-            wide = [t for t in ((first,) if name not in {"dot", "inner", "vdot"} else inputs)
-                    if t is not None and getattr(t, _COVER, 0) > self.block_size]
-            if wide and _reduces_last_dim(name, args, kwargs, wide[0]):
-                marks.append((self.calls, name, getattr(wide[0], _COVER)))
-                self.found = self.found or marks[-1]
-        elif span and not (name.startswith("new_") or name.endswith("_like")):
-            for t in _tensors(out):
-                # a last dim of stride 1 is still the scores' last dim (not a transpose,
-                # not scores[..., j] with the column indexed away)
-                if t.ndim >= 1 and (t.shape[-1] == 1 or t.stride(-1) == 1):
-                    setattr(t, _COVER, t.shape[-1])
-        if marks:
-            for t in _tensors(out):
-                setattr(t, _WIDE, min(marks + ([getattr(t, _WIDE)] if hasattr(t, _WIDE) else [])))
-        return out
-
-
-def _flatten(x):
-    """The leaves of nested tuples and lists."""
-    if isinstance(x, (tuple, list)):
-        for item in x:
-            yield from _flatten(item)
-    else:
-        yield x
-
-
 def _as_stat(x, shape: tuple, case: str, what: str) -> torch.Tensor:
     """One running statistic as a tensor of ``shape`` (a trailing dim of 1 is dropped)."""
     if isinstance(x, (int, float)):
@@ -210,7 +100,7 @@ def check_online_softmax(fn: Callable) -> None:
     1 is also accepted; for a 1-D row a Python float too). A two-pass softmax, which knows
     the whole row's max from the start, gets the trace wrong; one that recomputes max and sum
     over the prefix read so far gets it right, so the checker also watches the learner's
-    PyTorch calls (``_BlockReads``): no reduction over the last dim (max, sum, logsumexp,
+    PyTorch calls (``watch.BlockReads``): no reduction over the last dim (max, sum, logsumexp,
     cumulative ops, matrix products …) may span more than ``block_size`` score columns.
     Cases: shapes (m,), (n, m), (B, n, m); block sizes that do and do not divide m, of 1 and
     larger than m; scores too large for a plain exp. Any float dtype is accepted, at its
@@ -258,8 +148,8 @@ def check_online_softmax(fn: Callable) -> None:
     for case, scores, block_size in cases:
         expected, expected_trace = online_softmax_trace_variant(scores, block_size)
         given = scores.clone()
-        setattr(given, _COVER, given.shape[-1])
-        watch = _BlockReads(block_size)
+        setattr(given, COVER, given.shape[-1])
+        watch = BlockReads(block_size)
         with ExitStack() as stack:
             for owner, name in _FORBIDDEN:
                 if hasattr(owner, name):

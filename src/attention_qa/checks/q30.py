@@ -6,7 +6,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import _compare_masks, call_learner
+from attention_qa.checks.common import call_learner, compare_masks
 
 
 def sink_window_variant(n: int, window: int, sinks: int, bug: str | None = None):
@@ -68,7 +68,7 @@ def check_sink_window_mask(fn: Callable) -> None:
     for case, n, window, sinks in cases:
         expected = sink_window_variant(n, window, sinks)
         got = call_learner(fn, case, n, window, sinks)
-        _compare_masks(
+        compare_masks(
             got,
             expected,
             case,
