@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
-from attention_qa.checks.common import as_pair, call_learner
+from attention_qa.checks.common import as_pair, call_learner, first_slip
 
 LAYER_FLOPS_SLIPS = {
     "halved": "the counts are half the right ones: a multiply-add is 2 FLOPs",
@@ -40,9 +41,8 @@ def check_layer_flops(fn: Callable) -> None:
         got = as_pair(got, case, "(attention_flops, recurrent_flops)")
         if got == layer_flops_variant(n, d):
             continue
-        for bug, message in LAYER_FLOPS_SLIPS.items():
-            if got == layer_flops_variant(n, d, bug):
-                raise AssertionError(f"on {case}, {message}")
+        first_slip(got, case, LAYER_FLOPS_SLIPS, partial(layer_flops_variant, n, d),
+                   layer_flops_variant(n, d))
         raise AssertionError(
             f"on {case}, got {got} but expected {layer_flops_variant(n, d)}: "
             f"self-attention 4·n²·d, recurrent 4·n·d²"
