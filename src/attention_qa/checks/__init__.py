@@ -14,9 +14,14 @@ What the checkers share lives in two modules:
   ``close`` compares in float64 at the precision of the less precise of the learner's inputs,
   the dtype it computed in and its answer; ``diagnose`` names the first known slip an answer
   matches, and ``first_slip`` does the same for exact (whole-number) answers.
-- ``watch.py``: watching the learner's torch calls (a ``TorchFunctionMode``), for the
-  exercises about cost (q20's linear attention, q21's online softmax) and for the dtype the
-  learner computed in.
+- ``watch.py``: watching the learner's torch calls (PyTorch's function and dispatch modes):
+  ``Precision`` (the least precise dtype computed in, for every checker), and for the
+  exercises about cost ``Work`` and ``NoScoreMatrix`` (q20's linear attention: the work at
+  two sizes, an n × m tensor) and ``BlockReads`` (q21's online softmax: no reduction over
+  more than one block of scores feeds what is returned).
+
+``tests/test_checks_forms.py`` tries every chapter's checker with its solution cell,
+independent right answers in every form, and wrong ones.
 
 A checker returns None when every case agrees; otherwise it raises ``AssertionError`` whose
 message names the likely slip, so the feedback reads like a teacher's, not a diff. A function
