@@ -922,6 +922,7 @@ def test_every_form_of_a_right_answer_passes(chapter, name, form):
     assert ex.check(learner) is None
 
 
+@pytest.mark.filterwarnings("ignore:The use of `x.T`")  # q06's wrong k.T on batched input
 @pytest.mark.parametrize(("chapter", "name"), list(_wrong_cases()), ids=lambda x: str(x))
 def test_every_wrong_answer_fails_and_names_its_slip(chapter, name):
     ex = EXERCISES[chapter]
