@@ -70,3 +70,78 @@ def test_streaming_attention_without_the_sink_loses_its_weight():
     with_sink = streaming_attention(24, window=4, sinks=1)
     assert without["mass"][-1] < 0.3 < 0.9 < with_sink["mass"][-1]
     assert without["error"][-1] > 10 * with_sink["error"][-1]
+
+
+# --- q42: Transformer-XL's mask and dependency length, and the window as a budget
+
+
+@pytest.mark.parametrize(("segment_len", "memory_len"), [(4, 4), (3, 7), (6, 2), (5, 0), (1, 1)])
+def test_xl_mask_is_the_reference_implementations_mask_inverted(segment_len, memory_len):
+    from attention_qa.long_context import xl_attention_mask
+
+    # kimiyoung/transformer-xl, pytorch/mem_transformer.py: masked = triu(ones, 1 + mlen)
+    klen = memory_len + segment_len
+    masked = torch.triu(torch.ones(segment_len, klen), diagonal=1 + memory_len).bool()
+    assert torch.equal(xl_attention_mask(segment_len, memory_len), ~masked)
+    # the same as the last segment_len rows of a causal mask over memory + segment
+    assert torch.equal(xl_attention_mask(segment_len, memory_len),
+                       torch.ones(klen, klen).tril().bool()[memory_len:])
+
+
+def test_xl_mask_and_dependency_length_refuse_bad_input():
+    from attention_qa.long_context import xl_attention_mask, xl_dependency_length
+
+    with pytest.raises(ValueError, match="segment_len"):
+        xl_attention_mask(0, 4)
+    with pytest.raises(ValueError, match="memory_len"):
+        xl_attention_mask(4, -1)
+    with pytest.raises(ValueError, match="num_layers"):
+        xl_dependency_length(512, 0)
+
+
+def test_xl_dependency_length_follows_the_states_back_layer_by_layer():
+    from attention_qa.long_context import xl_attention_mask, xl_dependency_length
+
+    # Reachability, computed directly: token t at layer n reads layer n − 1 at the tokens
+    # its query may see (memory = the previous segment, memory_len = segment_len).
+    for L, N in ((3, 1), (3, 2), (4, 3), (2, 5)):
+        segments = N + 2
+        T = segments * L
+        reach = torch.eye(T, dtype=torch.bool)  # who depends on whom at layer 0
+        sees = torch.zeros(T, T, dtype=torch.bool)
+        mask = xl_attention_mask(L, L)
+        for s in range(segments):
+            start = max(0, (s - 1) * L)
+            keys = torch.arange(start, (s + 1) * L)
+            local = mask if s > 0 else mask[:, L:]
+            for i in range(L):
+                sees[s * L + i, keys[local[i]]] = True
+        for _ in range(N):
+            reach = (sees.double() @ reach.double()) > 0
+        first, last = T - L, T - 1  # the first and last tokens of the last segment
+        assert first - int(reach[first].nonzero().min()) == xl_dependency_length(L, N)
+        assert last - int(reach[last].nonzero().min()) == xl_dependency_length(L, N) + L - 1
+    assert xl_dependency_length(512, 16) == 8192
+
+
+def test_context_strategies_match_the_inference_budget():
+    from attention_qa.inference import memory_bytes, step_costs
+    from attention_qa.long_context import context_strategies
+
+    r = context_strategies(100_000, 32_768, 1_000, 4, question=100, answer=500)
+    assert not r["whole document"]["fits"]
+    room = 32_768 - 100 - 500
+    assert r["truncate"]["seen"] == room
+    assert r["truncate"]["flops"] == step_costs("Llama-3-8B", 1, room + 100, room + 100)["flops"]
+    assert r["retrieve k chunks"]["seen"] == 4_000 and r["retrieve k chunks"]["calls"] == 1
+    assert r["retrieve k chunks"]["kv_bytes"] == memory_bytes("Llama-3-8B", 1, 4_100)["K/V cache"]
+    assert r["map over chunks"]["calls"] == 100 and r["map over chunks"]["seen"] == 100_000
+    assert r["map over chunks"]["flops"] == 100 * step_costs("Llama-3-8B", 1, 1_100, 1_100)["flops"]
+    short = context_strategies(10_000, 32_768, 1_000, 4)
+    assert short["whole document"]["fits"] and short["whole document"]["seen"] == 10_000
+    odd = context_strategies(2_500, 32_768, 1_000, 8)  # chunks of 1,000, 1,000 and 500
+    assert odd["retrieve k chunks"]["seen"] == 2_500 and odd["map over chunks"]["calls"] == 3
+    with pytest.raises(ValueError, match="no room"):
+        context_strategies(10_000, 512, 100, 2, question=100, answer=500)
+    with pytest.raises(ValueError, match="chunk"):
+        context_strategies(10_000, 32_768, 0, 2)

@@ -15,9 +15,15 @@ import math
 import torch
 
 from attention_qa.attention import masked_softmax
+from attention_qa.inference import memory_bytes, roofline_seconds, step_costs
 from attention_qa.masks import causal_mask, sink_window_mask
 from attention_qa.training import portable_uniform
-from attention_qa.validation import require_positive_int, require_tensor, shape_str
+from attention_qa.validation import (
+    require_nonnegative_int,
+    require_positive_int,
+    require_tensor,
+    shape_str,
+)
 
 
 def softmax_with_sink(scores: torch.Tensor, sink_logit=0.0) -> torch.Tensor:
@@ -84,3 +90,87 @@ def streaming_attention(n: int, window: int, sinks: int, **head) -> dict:
     mass = (full * mask).sum(dim=-1)  # (n,)
     return {"mask": mask, "full": full, "weights": weights, "mass": mass, "error": error,
             "n": n, "window": window, "sinks": sinks}
+
+
+# --- Long context in use (q42): Transformer-XL's segment recurrence, and the window as a budget
+
+
+def xl_attention_mask(segment_len: int, memory_len: int) -> torch.Tensor:
+    """Bool ``(segment_len, memory_len + segment_len)``, True = may attend.
+
+    Transformer-XL (Dai et al., 2019, §3.2) keeps the previous segment's hidden states as a
+    memory (no gradient through it) and lets each query of the current segment attend to
+    the concatenation [memory, segment]: the whole memory, and the current segment causally,
+    up to and including itself. Query i (0-based within the segment) sees key j of the
+    concatenation when ``j < memory_len + i + 1``.
+    """
+    require_positive_int("segment_len", segment_len)
+    require_nonnegative_int("memory_len", memory_len)
+    i = torch.arange(segment_len).unsqueeze(1)  # (L, 1)
+    j = torch.arange(memory_len + segment_len).unsqueeze(0)  # (1, M + L)
+    return j <= memory_len + i  # (L, M + L)
+
+
+def xl_dependency_length(segment_len: int, num_layers: int) -> int:
+    """How far back Transformer-XL's segment recurrence reaches: N × L tokens.
+
+    Each layer reaches one segment further back (layer n reads layer n − 1's states of the
+    previous segment, cached), so after ``num_layers`` = N layers the first token of a
+    segment of ``segment_len`` = L depends on tokens exactly N × L back, and a later token
+    of the segment up to L − 1 further: O(N × L), Dai et al. (2019), §3.2 and Figure 2(b).
+    The memory here is one segment long, as in the paper's training (M = L).
+    """
+    return require_positive_int("segment_len", segment_len) * require_positive_int(
+        "num_layers", num_layers)
+
+
+STRATEGIES = ("whole document", "truncate", "retrieve k chunks", "map over chunks")
+
+
+def context_strategies(document: int, window: int, chunk: int, k: int, question: int = 100,
+                       answer: int = 500, model: str = "Llama-3-8B") -> dict:
+    """What each way of fitting a ``document`` of that many tokens into a ``window`` costs.
+
+    Every prompt is some document tokens plus the ``question``, and must leave room for an
+    ``answer`` of that many tokens (prompt + answer ≤ window). Per strategy, a dict with
+    ``seen`` (document tokens the model reads), ``calls`` (prefills), ``prompt`` (tokens of
+    the largest prompt), ``flops`` (prefill FLOPs, all calls), ``kv_bytes`` (the largest
+    call's K/V cache, bf16, batch 1) and ``ttft`` (the roofline's lower bound on the time to
+    the first token of the answer on one H100, calls run one after another; for the map,
+    the map prefills only: generating and combining the partial answers comes on top), or
+    ``fits = False`` when the strategy cannot run in this window. Costs from
+    ``inference.step_costs`` with ``model``'s shapes; the retriever's own cost is left out.
+    """
+    for name, value in (("document", document), ("window", window), ("chunk", chunk),
+                        ("k", k), ("answer", answer)):
+        require_positive_int(name, value)
+    require_nonnegative_int("question", question)
+    room = window - question - answer  # document tokens one prompt can hold
+    if room <= 0:
+        raise ValueError(f"window ({window}) leaves no room for the document after the "
+                         f"question ({question}) and the answer ({answer})")
+
+    def prefill(*prompts: int) -> dict:
+        """Prefills of these prompts, one after another."""
+        costs = {p: step_costs(model, 1, p, p) for p in set(prompts)}  # a few distinct sizes
+        largest = max(prompts)
+        return {"calls": len(prompts), "prompt": largest,
+                "flops": sum(costs[p]["flops"] for p in prompts),
+                "kv_bytes": memory_bytes(model, 1, largest)["K/V cache"],
+                "ttft": sum(roofline_seconds(costs[p]["flops"], costs[p]["bytes"])
+                            for p in prompts),
+                "fits": True}
+
+    cannot = {"fits": False, "seen": 0}
+    kept = min(document, room)  # truncation keeps the last `room` tokens
+    pieces = [chunk] * (document // chunk) + ([document % chunk] if document % chunk else [])
+    retrieved = sum(pieces[:k])  # k chunks (the last one may be short)
+    return {
+        "whole document": {**prefill(document + question), "seen": document}
+        if document <= room else cannot,
+        "truncate": {**prefill(kept + question), "seen": kept},
+        "retrieve k chunks": {**prefill(retrieved + question), "seen": retrieved}
+        if retrieved <= room else cannot,
+        "map over chunks": {**prefill(*(p + question for p in pieces)), "seen": document}
+        if chunk <= room else cannot,
+    }

@@ -43,7 +43,9 @@ XL_MASK_SLIPS = {
         "the segment is not causal: a query may see the memory and the segment's keys up "
         "to itself, not later ones"
     ),
-    "strict": "a query does not see its own key: key memory_len + i is allowed (j ≤ memory_len + i)",
+    "strict": (
+        "a query does not see its own key: key memory_len + i is allowed (j ≤ memory_len + i)"
+    ),
     "memory_after": (
         "the memory is placed after the segment: the keys are [memory, segment], memory first"
     ),

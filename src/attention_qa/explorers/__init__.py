@@ -7,6 +7,7 @@ benchmarks walk it, so a new explorer is covered once it is listed here.
 from attention_qa.explorers.anatomy import anatomy_explorer
 from attention_qa.explorers.attention_bugs import attention_bug_explorer
 from attention_qa.explorers.causal_leak import causal_leak_explorer
+from attention_qa.explorers.context_budget import context_budget_explorer
 from attention_qa.explorers.context_parallel import context_parallel_explorer
 from attention_qa.explorers.cross_attention import cross_attention_explorer
 from attention_qa.explorers.decode_steps import decode_step_explorer
@@ -86,6 +87,7 @@ BY_CHAPTER = {
     "q36": [context_parallel_explorer],
     "q37": [window_explorer],
     "q38": [anatomy_explorer],
+    "q42": [context_budget_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
