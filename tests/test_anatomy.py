@@ -9,13 +9,15 @@ import torch
 from attention_qa.anatomy import (
     DIFFERS_MARK,
     MODELS,
+    OTHER_MODELS,
     PARTS,
     UNSTATED_MARK,
     active_parameter_count,
-    kv_cache_bytes,
     kv_cache_bytes_per_token,
+    model_cache_bytes,
     parameter_count,
     parameter_parts,
+    shape,
     table_rows,
 )
 
@@ -208,13 +210,13 @@ def test_cache_per_token_against_a_loop_over_layers_and_heads():
 
 def test_whole_cache_applies_the_windows():
     per_token = kv_cache_bytes_per_token("Mistral-7B")
-    assert kv_cache_bytes("Mistral-7B", 2048) == 2048 * per_token
-    assert kv_cache_bytes("Mistral-7B", 32768) == 4096 * per_token  # the rolling buffer
+    assert model_cache_bytes("Mistral-7B", 2048) == 2048 * per_token
+    assert model_cache_bytes("Mistral-7B", 32768) == 4096 * per_token  # the rolling buffer
     per_layer = kv_cache_bytes_per_token("Gemma-2-9B") // 42
-    assert kv_cache_bytes("Gemma-2-9B", 8192) == per_layer * (21 * 4096 + 21 * 8192)
-    assert kv_cache_bytes("Llama-3-8B", 8192) == 8192 * kv_cache_bytes_per_token("Llama-3-8B")
+    assert model_cache_bytes("Gemma-2-9B", 8192) == per_layer * (21 * 4096 + 21 * 8192)
+    assert model_cache_bytes("Llama-3-8B", 8192) == 8192 * kv_cache_bytes_per_token("Llama-3-8B")
     with pytest.raises(ValueError, match="tokens"):
-        kv_cache_bytes("Llama-3-8B", 0)
+        model_cache_bytes("Llama-3-8B", 0)
 
 
 def test_palm_layer_norms_have_no_bias_as_a_field():
@@ -251,3 +253,19 @@ def test_table_marks_what_a_paper_leaves_out():
         assert not set(m.not_in_paper) & set(m.paper_differs)
     for m in MODELS.values():
         assert m.sources and all(isinstance(s, str) and s for s in m.sources)
+
+
+def test_the_other_tables_are_read_from_this_one():
+    from attention_qa.costs import MODEL_PRESETS
+    from attention_qa.inference import LLAMA_CONFIGS, TRAINED_CONTEXT
+
+    for name, (layers, heads, kv_heads, d_head) in MODEL_PRESETS.items():
+        m = shape("GPT-2" if name == "GPT-2 small" else name)
+        assert (layers, heads, kv_heads, d_head) == (m.layers, m.heads, m.kv_heads, m.d_head)
+    for name, config in LLAMA_CONFIGS.items():
+        m = shape(name)
+        assert config == (m.layers, m.d_model, m.heads, m.kv_heads, m.d_ff, m.vocab)
+        assert TRAINED_CONTEXT[name] == m.context and m.sources
+    assert not set(OTHER_MODELS) & set(MODELS)
+    with pytest.raises(ValueError, match="'GPT-5'"):
+        shape("GPT-5")

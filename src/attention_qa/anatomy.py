@@ -17,7 +17,7 @@ tied to the embedding). ``kv_cache_bytes_per_token`` is what one token adds to t
 cache of one sequence: 2 · layers · kv_heads · d_head numbers (Shazeer, 2019; Ainslie et al.,
 2023), or layers · (d_latent + d_rope) for multi-head latent attention (DeepSeek-AI, 2024)
 where the implementation caches the latent (``latent=False``: the per-head keys and values it
-expands to). ``kv_cache_bytes`` is one sequence's whole cache, with sliding windows applied.
+expands to). ``model_cache_bytes`` is one sequence's whole cache, with sliding windows applied.
 The tests check the counts against models built by Hugging Face ``transformers`` from the
 same fields (a check of the formula), the rows against the defaults of the configuration
 classes that document a given checkpoint (a check of the values), and the counts against
@@ -327,6 +327,29 @@ MODELS: dict[str, Anatomy] = {m.name: m for m in (
     ),
 )}
 
+# Rows another chapter uses that q38's table does not show (q33 costs Llama-2-13B too): the
+# same fields and the same kind of sources, kept out of ``MODELS`` so that q38's table and
+# explorer stay as they are. ``shape`` looks a name up in both; ``costs.MODEL_PRESETS`` and
+# ``inference.LLAMA_CONFIGS`` are read from here, so a corrected row is corrected once.
+OTHER_MODELS: dict[str, Anatomy] = {m.name: m for m in (
+    _llama("Llama-2-13B", 40, 5120, 40, 40, 13824, 32000, 4096, 10000.0,
+           ("Touvron et al. (2023b), §2.2 and Table 1 (4k context; GQA only in 34B and 70B; "
+            "the architecture and 32k tokenizer of Llama 1, whose 13B shape is Touvron et "
+            "al. (2023a), Table 2: dim 5120, 40 heads, 40 layers)", LLAMA_CODE,
+            "Hugging Face meta-llama/Llama-2-13b-hf, config.json"),
+           not_in_paper=("d_ff", "rope_base")),
+)}
+
+
+def shape(name: str) -> Anatomy:
+    """The published shape of ``name``, a row of ``MODELS`` or of ``OTHER_MODELS``."""
+    if name in MODELS:
+        return MODELS[name]
+    if name in OTHER_MODELS:
+        return OTHER_MODELS[name]
+    raise ValueError(f"name must be one of {[*MODELS, *OTHER_MODELS]}, got {name!r}")
+
+
 PARTS = ("embedding", "attention", "feed-forward", "norms", "output head")
 
 
@@ -433,8 +456,9 @@ def kv_cache_bytes_per_token(name: str, bytes_per_element: float = 2,
     return int(total)
 
 
-def kv_cache_bytes(name: str, tokens: int, bytes_per_element: float = 2) -> int:
-    """One sequence's whole K/V cache after ``tokens`` tokens: a layer with a sliding window
+def model_cache_bytes(name: str, tokens: int, bytes_per_element: float = 2) -> int:
+    """One sequence's whole K/V cache after ``tokens`` tokens of the model ``name`` (for layer
+    and head counts instead of a name, ``costs.kv_cache_bytes``): a layer with a sliding window
     keeps at most ``window`` of them (Mistral's rolling buffer; Gemma 2's local layers), the
     others keep all. Beyond the model's context the figure is arithmetic, not the model's."""
     m = _model(name)

@@ -15,22 +15,24 @@ parameters of the package's modules) in the tests:
   attention (MHA, GQA, MQA, MLA) caches per token and how many weights it has;
 - ``configurable_block_parameter_counts``, ``block_flops`` and ``swiglu_hidden_dim``: the
   parts of today's block (LLaMA, Touvron et al., 2023) against the 2017 one;
-- ``MODEL_PRESETS``: the attention shapes of a few published models.
+- ``MODEL_PRESETS``: the attention shapes of a few published models, read from
+  ``anatomy.MODELS``.
 
 A multiply-add counts as 2 FLOPs throughout, as ``torch.utils.flop_counter`` counts it.
 """
 
+from attention_qa.anatomy import shape
 from attention_qa.validation import require_nonnegative_int, require_positive_int
 
 KERNEL = 3  # the convolution width of layer_flops' third layer
 NUM_BLOCKS = 6  # the 2017 paper's encoder depth, model_parameter_counts' default
 
-# name: (layers, query heads, published K/V heads, d_head), from the models' papers and cards
+# name: (layers, query heads, published K/V heads, d_head), read from anatomy.MODELS, whose
+# rows carry their sources ("GPT-2 small" is its row "GPT-2")
 MODEL_PRESETS = {
-    "Llama-2-7B": (32, 32, 32, 128),
-    "Llama-2-70B": (80, 64, 8, 128),
-    "Mistral-7B": (32, 32, 8, 128),
-    "GPT-2 small": (12, 12, 12, 64),
+    label: (m.layers, m.heads, m.kv_heads, m.d_head)
+    for label, m in (("Llama-2-7B", shape("Llama-2-7B")), ("Llama-2-70B", shape("Llama-2-70B")),
+                     ("Mistral-7B", shape("Mistral-7B")), ("GPT-2 small", shape("GPT-2")))
 }
 
 

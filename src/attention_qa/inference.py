@@ -2,10 +2,10 @@
 
 Model shapes are those of the models' published configurations (Hugging Face ``config.json``:
 ``num_hidden_layers``, ``hidden_size``, ``num_attention_heads``, ``num_key_value_heads``,
-``intermediate_size``, ``vocab_size``). A LLaMA-style model has, per layer, the projections
-W_Q and W_O (d × d), W_K and W_V (d × kv_heads·d_head), a SwiGLU feed-forward network
-(three d × d_ff matrices) and two RMSNorm weights; then a final norm, and untied input and
-output embeddings (V × d each). No biases.
+``intermediate_size``, ``vocab_size``), read from ``anatomy.MODELS`` with their sources.
+A LLaMA-style model has, per layer, the projections W_Q and W_O (d × d), W_K and W_V
+(d × kv_heads·d_head), a SwiGLU feed-forward network (three d × d_ff matrices) and two RMSNorm
+weights; then a final norm, and untied input and output embeddings (V × d each). No biases.
 
 Costs count a multiply-add as 2 FLOPs. A step's FLOPs are the weight matrices' (2 per
 weight per token; the input embedding is a lookup) plus attention's (QKᵀ and the weighted
@@ -16,19 +16,17 @@ Waterman and Patterson, 2009) bounds a step's time below by max(FLOPs / peak FLO
 bytes / bandwidth): estimates of what the hardware allows, not measurements.
 """
 
+from attention_qa.anatomy import shape
 from attention_qa.costs import kv_cache_bytes
 from attention_qa.validation import require_positive_int, require_positive_number
 
-# name: (layers, d_model, heads, kv_heads, d_ff, vocab), from each model's config.json
-LLAMA_CONFIGS = {
-    "Llama-2-7B": (32, 4096, 32, 32, 11008, 32000),
-    "Llama-2-13B": (40, 5120, 40, 40, 13824, 32000),
-    "Llama-2-70B": (80, 8192, 64, 8, 28672, 32000),
-    "Llama-3-8B": (32, 4096, 32, 8, 14336, 128256),
-}
+_LLAMAS = ("Llama-2-7B", "Llama-2-13B", "Llama-2-70B", "Llama-3-8B")
+# name: (layers, d_model, heads, kv_heads, d_ff, vocab), read from the rows of anatomy.MODELS
+# (and anatomy.OTHER_MODELS), which carry each model's config.json and paper as sources
+LLAMA_CONFIGS = {name: (m.layers, m.d_model, m.heads, m.kv_heads, m.d_ff, m.vocab)
+                 for name, m in ((name, shape(name)) for name in _LLAMAS)}
 # The context each was trained at (max_position_embeddings in the configurations).
-TRAINED_CONTEXT = {"Llama-2-7B": 4096, "Llama-2-13B": 4096, "Llama-2-70B": 4096,
-                   "Llama-3-8B": 8192}
+TRAINED_CONTEXT = {name: shape(name).context for name in _LLAMAS}
 # NVIDIA H100 SXM datasheet: dense BF16 Tensor Core FLOP/s (1,979 T is with sparsity) and
 # HBM3 bandwidth; 80 GB of memory.
 H100_FLOPS, H100_BANDWIDTH, H100_MEMORY = 989e12, 3.35e12, 80e9

@@ -1,24 +1,16 @@
 """q14's explorer: a K/V-cache calculator for published model configurations.
 
 The cache holds, per token, a key and a value vector for every layer and every key/value
-head: ``2 · layers · kv_heads · d_head · bytes`` (``attention_qa.multihead.kv_cache_bytes``).
+head: ``2 · layers · kv_heads · d_head · bytes`` (``attention_qa.costs.kv_cache_bytes``).
 Grouped-query attention (Ainslie et al., 2023, "GQA") and multi-query attention (Shazeer,
 2019, "Fast Transformer Decoding: One Write-Head is All You Need") shrink it by using fewer
 key/value heads than query heads.
 
-Configurations, as published:
-
-* Llama-2-7B and Llama-2-70B: Touvron et al. (2023), "Llama 2: Open Foundation and Fine-Tuned
-  Chat Models", section 2.2 and table 1 (GQA for the 34B and 70B models), with the layer and
-  head counts of the models' ``config.json`` on their Hugging Face model cards
-  (meta-llama/Llama-2-7b-hf: 32 layers, 32 heads, 32 key/value heads, width 4096;
-  meta-llama/Llama-2-70b-hf: 80 layers, 64 heads, 8 key/value heads, width 8192).
-* Mistral-7B: Jiang et al. (2023), "Mistral 7B", table 1 (32 layers, 32 heads, 8 key/value
-  heads, head_dim 128).
-* GPT-2 small: Radford et al. (2019), "Language Models are Unsupervised Multitask Learners",
-  table 2 (12 layers, width 768), with 12 heads of width 64 in its ``config.json``
-  (openai-community/gpt2). Its 12 heads cannot form 8 groups: the panel keeps its bars and
-  says so instead of a size.
+The presets (Llama-2-7B, Llama-2-70B, Mistral-7B, GPT-2 small) are ``costs.MODEL_PRESETS``,
+read from the rows of ``attention_qa.anatomy.MODELS``: their layer and head counts are the
+models' ``config.json`` on Hugging Face, checked against their papers, and each row's
+``sources`` names them. GPT-2 small's 12 heads cannot form 8 groups: the panel keeps its
+bars and says so instead of a size.
 """
 
 from attention_qa.costs import MODEL_PRESETS, kv_cache_bytes
