@@ -1,7 +1,7 @@
 """q14's explorer: every setting computes, figures move."""
 
+from attention_qa.costs import kv_cache_bytes
 from attention_qa.explorers.kv_cache import PRESETS, kv_cache_explorer
-from attention_qa.multihead import kv_cache_bytes
 from attention_qa.panel import Frame
 
 

@@ -2,12 +2,9 @@ import pytest
 import torch
 
 from attention_qa.attention import scaled_dot_product_attention
-from attention_qa.explorers.sparse_patterns import (
-    make_qkv,
-    pattern_mask,
-    sparse_pattern_explorer,
-)
+from attention_qa.explorers.sparse_patterns import sparse_pattern_explorer
 from attention_qa.panel import Frame
+from attention_qa.sparse import make_qkv, pattern_mask
 
 
 def test_every_setting_computes():

@@ -5,7 +5,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from attention_qa.explorers.step_by_step import TOKENS, step_explorer, steps, worked_example
+from attention_qa.attention import worked_example
+from attention_qa.explorers.step_by_step import TOKENS, step_explorer, steps
 from attention_qa.panel import Frame
 
 

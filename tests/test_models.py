@@ -5,8 +5,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attention_qa.costs import kv_cache_bytes
 from attention_qa.models import TinyTransformerLM
-from attention_qa.multihead import MultiHeadAttention, kv_cache_bytes
+from attention_qa.multihead import MultiHeadAttention
 
 VOCAB, D_MODEL, HEADS, LAYERS, MAX_LEN = 31, 16, 4, 2, 24
 

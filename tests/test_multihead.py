@@ -497,7 +497,9 @@ def test_mla_bad_arguments():
 
 
 def test_latent_cache_bytes_formula():
-    assert latent_cache_bytes is costs.latent_cache_bytes  # one definition, two imports
+    # one definition, importable from costs and (as the book first promised) from multihead
+    assert latent_cache_bytes is costs.latent_cache_bytes
+    assert attention_flops is costs.attention_flops and kv_cache_bytes is costs.kv_cache_bytes
     # DeepSeek-V2: 60 layers, d_latent 512 plus 64 RoPE dims, fp16.
     assert latent_cache_bytes(60, 512, seq_len=1, d_rope=64) == 60 * 576 * 2
     got = latent_cache_bytes(2, 8, 10, batch=3, bytes_per_element=4, d_rope=1)

@@ -31,7 +31,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from attention_qa.measure import peak_memory_bytes  # noqa: F401  (re-exported)
+from attention_qa.measure import peak_memory_bytes  # noqa: F401  (kept importable: docstring)
 from attention_qa.validation import (
     check_qkv,
     require_generator,

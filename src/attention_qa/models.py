@@ -126,7 +126,7 @@ class TinyTransformerLM(nn.Module):
 
         ``use_cache=True`` keeps each layer's keys and values and feeds only the newest token
         per step; ``use_cache=False`` re-runs the whole sequence each step. Both give the same
-        tokens; the cache trades memory (see ``multihead.kv_cache_bytes``) for time.
+        tokens; the cache trades memory (see ``costs.kv_cache_bytes``) for time.
         """
         self._check_tokens(tokens)
         if (isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int)

@@ -8,12 +8,11 @@ True = may attend, as everywhere in the package.
 
 import numpy as np
 
-from attention_qa.causality import (  # noqa: F401  (variant_mask re-exported)
+from attention_qa.causality import (
     LEAK_CHANGE_TOL,
     LEAK_MASK_NAMES,
     LEAK_SEQ_LEN,
     output_change,
-    variant_mask,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
 

@@ -11,10 +11,9 @@ import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
 from attention_qa.panel.plots import key_edges, sorted_weights_axes
-from attention_qa.saturation import (  # noqa: F401  (scale_for re-exported)
+from attention_qa.saturation import (
     SCALINGS,
     saturation_stats,
-    scale_for,
     scaled_scores,
 )
 

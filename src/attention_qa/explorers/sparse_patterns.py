@@ -15,11 +15,9 @@ import matplotlib
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
-from attention_qa.sparse import (  # noqa: F401  (make_qkv, pattern_mask re-exported)
+from attention_qa.sparse import (
     SPARSE_INPUTS,
     SPARSE_PATTERNS,
-    make_qkv,
-    pattern_mask,
     sparse_vs_full,
 )
 

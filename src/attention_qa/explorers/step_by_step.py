@@ -8,10 +8,9 @@ number can be printed: 3 tokens with d_model = d_k = d_v = 4.
 
 import torch
 
-from attention_qa.attention import (  # noqa: F401  (worked_example re-exported)
+from attention_qa.attention import (
     WORKED_SCALINGS,
     WORKED_TOKENS,
-    worked_example,
     worked_steps,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
