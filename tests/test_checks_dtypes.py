@@ -150,6 +150,10 @@ RIGHT_ANSWERS = {
     "selective_scan": (checks.check_selective_scan, selective_scan_by_cumulative_sums),
     "merge_partials": (checks.check_merge_partials, merge_by_softmax_of_lses),
     "window_attention": (checks.check_window_attention, by_masked_sdpa),
+    "masked_lm_loss": (
+        checks.check_masked_lm_loss,
+        lambda logits, labels: F.cross_entropy(logits.flatten(0, -2), labels.flatten()),
+    ),
     "clip_logits": (
         checks.check_clip_logits,
         lambda img, txt, scale: scale * F.cosine_similarity(

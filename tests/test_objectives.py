@@ -1,13 +1,21 @@
 """prefix_lm_mask against a loop over the definition; mlm_corrupt's proportions against
-BERT's 15 % and 80/10/10, counted over many positions."""
+BERT's 15 % and 80/10/10, counted over many positions; bert_inputs against Hugging Face's
+BertTokenizer; bart_noise's five functions by what each must keep and change."""
 
+import math
 import re
 
 import pytest
 import torch
 
 from attention_qa.masks import causal_mask
-from attention_qa.objectives import mlm_corrupt, prefix_lm_mask, span_corrupt
+from attention_qa.objectives import (
+    bart_noise,
+    bert_inputs,
+    mlm_corrupt,
+    prefix_lm_mask,
+    span_corrupt,
+)
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 9])
@@ -94,3 +102,116 @@ def test_span_corruption_keeps_every_token_once():
 def test_span_corruption_refuses_bad_spans(spans):
     with pytest.raises(ValueError, match="spans"):
         span_corrupt(list("abcdefghij"), spans)
+
+
+# --- q41: BERT's input and BART's noising ---------------------------------------------------
+
+
+def test_bert_inputs_match_hugging_face_s_tokenizer(tmp_path):
+    from transformers import BertTokenizer
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "my", "dog", "is", "cute", "he",
+             "likes", "play", "##ing"]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(words) + "\n")
+    tokenizer = BertTokenizer(str(vocab))
+    for text_b, b in ((None, None), ("he likes playing", [9, 10, 11, 12])):
+        want = tokenizer("my dog is cute", text_b)
+        ids, types = bert_inputs([5, 6, 7, 8], b, cls_id=2, sep_id=3)
+        assert ids.tolist() == want["input_ids"]
+        assert types.tolist() == want["token_type_ids"]
+        assert ids.dtype == types.dtype == torch.long
+    ids, types = bert_inputs(torch.tensor([5, 6]), torch.tensor([9]), cls_id=2, sep_id=3)
+    assert ids.tolist() == tokenizer("my dog", "he")["input_ids"]
+
+
+def test_bert_inputs_refuse_bad_input():
+    with pytest.raises(ValueError, match="tokens_a must be a list of token ids"):
+        bert_inputs(["my", "dog"], cls_id=2, sep_id=3)
+    with pytest.raises(ValueError, match="tokens_b must be a 1-D integer tensor"):
+        bert_inputs([5], torch.ones(2, 2, dtype=torch.long), cls_id=2, sep_id=3)
+    with pytest.raises(ValueError, match="cls_id"):
+        bert_inputs([5], cls_id=-1, sep_id=3)
+
+
+DOC = [10, 11, 12, 1, 13, 14, 15, 16, 1, 17, 18, 1, 19, 20, 21, 22, 23, 24, 1]  # 1 ends one
+
+
+def _kept_subsequence(out, doc, mask_id):
+    """Whether the non-mask tokens of ``out`` appear in ``doc`` in order."""
+    it = iter(doc)
+    return all(any(t == d for d in it) for t in out if t != mask_id)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_token_masking_and_deletion(seed):
+    n, k = len(DOC), math.ceil(0.3 * len(DOC))
+    masked = bart_noise(DOC, "token_masking", mask_id=0,
+                        generator=torch.Generator().manual_seed(seed)).tolist()
+    assert len(masked) == n and masked.count(0) == k
+    assert all(m in (0, d) for m, d in zip(masked, DOC, strict=True))
+    deleted = bart_noise(DOC, "token_deletion", mask_id=0,
+                         generator=torch.Generator().manual_seed(seed)).tolist()
+    assert len(deleted) == n - k and _kept_subsequence(deleted, DOC, 0)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_text_infilling_replaces_spans_by_one_mask_each(seed):
+    doc = list(range(10, 50))
+    out = bart_noise(doc, "text_infilling", mask_id=0,
+                     generator=torch.Generator().manual_seed(seed)).tolist()
+    kept = [t for t in out if t != 0]
+    assert _kept_subsequence(out, doc, 0)
+    assert len(doc) - len(kept) == math.ceil(0.3 * len(doc))  # the spans cover 30 %
+    assert 1 <= out.count(0) <= math.ceil(0.3 * len(doc)) + 5
+
+
+def test_text_infilling_span_lengths_are_poisson():
+    # With rate 1 the whole document is covered: mean span length about λ, some spans empty.
+    g = torch.Generator().manual_seed(0)
+    masks = [bart_noise(list(range(10, 310)), "text_infilling", mask_id=0, generator=g,
+                        rate=1.0).tolist().count(0) for _ in range(40)]
+    mean_length = 300 * 40 / sum(masks)
+    assert 2.7 < mean_length < 3.3, mean_length
+    zero = bart_noise([5, 6], "text_infilling", mask_id=0, rate=0.0)
+    assert zero.tolist() == [5, 6]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sentence_permutation_and_document_rotation(seed):
+    out = bart_noise(DOC, "sentence_permutation", mask_id=0, sentence_end_id=1,
+                     generator=torch.Generator().manual_seed(seed)).tolist()
+
+    def sentences(ids):
+        parts, current = [], []
+        for t in ids:
+            current.append(t)
+            if t == 1:
+                parts.append(tuple(current))
+                current = []
+        return sorted(parts)
+
+    assert sentences(out) == sentences(DOC)
+    rotated = bart_noise(DOC, "document_rotation", mask_id=0,
+                         generator=torch.Generator().manual_seed(seed))
+    assert any(torch.equal(rotated, torch.roll(torch.tensor(DOC), -s)) for s in range(len(DOC)))
+
+
+def test_document_rotation_starts_anywhere():
+    g = torch.Generator().manual_seed(1)
+    starts = {bart_noise(list(range(6)), "document_rotation", mask_id=9, generator=g)[0].item()
+              for _ in range(200)}
+    assert starts == set(range(6))
+
+
+def test_bart_noise_refuses_bad_input():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        bart_noise(DOC, "token_shuffling", mask_id=0)
+    with pytest.raises(ValueError, match="needs sentence_end_id"):
+        bart_noise(DOC, "sentence_permutation", mask_id=0)
+    with pytest.raises(ValueError, match="rate must be"):
+        bart_noise(DOC, "token_masking", mask_id=0, rate=1.5)
+    with pytest.raises(ValueError, match="poisson_lambda"):
+        bart_noise(DOC, "text_infilling", mask_id=0, poisson_lambda=0)
+    with pytest.raises(ValueError, match="tokens must be"):
+        bart_noise([[1, 2]], "token_masking", mask_id=0)

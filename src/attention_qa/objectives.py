@@ -11,8 +11,14 @@
   [MASK] 80 % of the time, by a random token 10 % of the time, and left as it is 10 % of
   the time. The loss is taken at the chosen positions only; the label −100 marks the
   others, the index PyTorch's ``cross_entropy`` ignores by default.
+- BERT's input (Devlin et al., 2019, §3, Figure 2): [CLS] a [SEP] b [SEP] with segment ids
+  0 then 1 (``bert_inputs``, q41).
+- BART's five noising functions (Lewis et al., 2020, §2.2, Figure 2): token masking, token
+  deletion, text infilling (Poisson(3) spans, one mask each), sentence permutation and
+  document rotation (``bart_noise``, q41).
 """
 
+import math
 import numbers
 
 import torch
@@ -136,3 +142,128 @@ def mlm_corrupt(tokens: torch.Tensor, mask_id: int, vocab_size: int, rate: float
     inputs = torch.where(chosen & (action >= 0.8) & (action < 0.9), random_ids, inputs)
     labels = torch.where(chosen, tokens, torch.full_like(tokens, IGNORE_INDEX))
     return inputs, labels
+
+
+# --- q41: BERT's input and BART's noising ---------------------------------------------------
+
+
+def _token_ids(name: str, tokens) -> list[int]:
+    """A 1-D sequence of token ids (a list of ints or a 1-D integer tensor) as a list."""
+    if isinstance(tokens, torch.Tensor):
+        if tokens.ndim != 1 or tokens.is_floating_point() or tokens.is_complex() \
+                or tokens.dtype == torch.bool:
+            raise ValueError(f"{name} must be a 1-D integer tensor of token ids, got shape "
+                             f"{tuple(tokens.shape)} and dtype {tokens.dtype}")
+        tokens = tokens.tolist()
+    if not isinstance(tokens, (list, tuple)) or not all(
+            isinstance(t, numbers.Integral) and not isinstance(t, bool) and t >= 0
+            for t in tokens):
+        raise ValueError(f"{name} must be a list of token ids (ints ≥ 0), got {tokens!r}")
+    return [int(t) for t in tokens]
+
+
+def bert_inputs(tokens_a, tokens_b=None, *, cls_id: int,
+                sep_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's input for one sentence or a pair (Devlin et al., 2019, §3, "Input/Output
+    Representations", Figure 2): ``(input_ids, token_type_ids)``, both int64 of length
+    len(a) + 2 (one sentence) or len(a) + len(b) + 3 (a pair).
+
+    ``[CLS] a [SEP]``, then for a pair ``b [SEP]``; the segment (token type) is 0 up to and
+    including the first ``[SEP]`` and 1 after it. The model adds a token, a segment and a
+    position embedding at every position.
+    """
+    a = _token_ids("tokens_a", tokens_a)
+    require_nonnegative_int("cls_id", cls_id)
+    require_nonnegative_int("sep_id", sep_id)
+    ids = [cls_id, *a, sep_id]
+    types = [0] * len(ids)
+    if tokens_b is not None:
+        b = _token_ids("tokens_b", tokens_b)
+        ids += [*b, sep_id]
+        types += [1] * (len(b) + 1)
+    return torch.tensor(ids, dtype=torch.long), torch.tensor(types, dtype=torch.long)
+
+
+BART_NOISES = ("token_masking", "token_deletion", "text_infilling", "sentence_permutation",
+               "document_rotation")
+
+
+def bart_noise(tokens, kind: str, *, mask_id: int, generator=None, rate: float = 0.3,
+               poisson_lambda: float = 3.0, sentence_end_id=None) -> torch.Tensor:
+    """One of BART's five noising functions (Lewis et al., 2020, §2.2 and Figure 2) applied
+    to a document of token ids (a list or a 1-D integer tensor): the corrupted input, int64.
+    The decoder's target is always the original document.
+
+    - ``token_masking``: ⌈rate · n⌉ tokens, drawn uniformly, become ``mask_id``;
+    - ``token_deletion``: ⌈rate · n⌉ tokens, drawn uniformly, are deleted;
+    - ``text_infilling``: span lengths are drawn from Poisson(``poisson_lambda``) until they
+      cover ⌈rate · n⌉ tokens (the last one cut to fit); each span is replaced by a single
+      ``mask_id``, so a 0-length span inserts a mask; the spans do not overlap;
+    - ``sentence_permutation``: the sentences (each ends at ``sentence_end_id``; a last one
+      without it counts too) are shuffled;
+    - ``document_rotation``: a token drawn uniformly becomes the start, ``torch.roll``-style.
+
+    The draws use ``generator`` (None: PyTorch's global random state).
+    """
+    ids = _token_ids("tokens", tokens)
+    if kind not in BART_NOISES:
+        raise ValueError(f"kind must be one of {list(BART_NOISES)}, got {kind!r}")
+    require_nonnegative_int("mask_id", mask_id)
+    if (isinstance(rate, bool) or not isinstance(rate, numbers.Real)
+            or not 0 <= rate <= 1):
+        raise ValueError(f"rate must be a number in [0, 1], got {rate!r}")
+    if (isinstance(poisson_lambda, bool) or not isinstance(poisson_lambda, numbers.Real)
+            or not poisson_lambda > 0):
+        raise ValueError(f"poisson_lambda must be a number > 0, got {poisson_lambda!r}")
+    require_generator("generator", generator)
+    n = len(ids)
+    if kind == "sentence_permutation":
+        if sentence_end_id is None:
+            raise ValueError("sentence_permutation needs sentence_end_id, the id that ends "
+                             "a sentence")
+        require_nonnegative_int("sentence_end_id", sentence_end_id)
+        sentences, current = [], []
+        for t in ids:
+            current.append(t)
+            if t == sentence_end_id:
+                sentences.append(current)
+                current = []
+        if current:
+            sentences.append(current)
+        order = torch.randperm(len(sentences), generator=generator).tolist()
+        return torch.tensor([t for i in order for t in sentences[i]], dtype=torch.long)
+    if n == 0:
+        return torch.tensor(ids, dtype=torch.long)
+    if kind == "document_rotation":
+        start = int(torch.randint(0, n, (1,), generator=generator))
+        return torch.tensor(ids[start:] + ids[:start], dtype=torch.long)
+    num_noised = math.ceil(rate * n)
+    if kind in ("token_masking", "token_deletion"):
+        chosen = set(torch.randperm(n, generator=generator)[:num_noised].tolist())
+        if kind == "token_masking":
+            out = [mask_id if i in chosen else t for i, t in enumerate(ids)]
+        else:
+            out = [t for i, t in enumerate(ids) if i not in chosen]
+        return torch.tensor(out, dtype=torch.long)
+    # text infilling: span lengths until they cover num_noised tokens
+    if num_noised == 0:
+        return torch.tensor(ids, dtype=torch.long)
+    lengths: list[int] = []
+    while sum(lengths) < num_noised:  # a 0-length span is kept: it inserts a mask
+        length = int(torch.poisson(torch.tensor([float(poisson_lambda)]), generator=generator))
+        lengths.append(min(length, num_noised - sum(lengths)))
+    kept = n - sum(lengths)
+    # each span goes before one of the kept tokens (or at the end), in order
+    gaps = torch.randint(0, kept + 1, (len(lengths),), generator=generator).sort().values
+    order = torch.randperm(len(lengths), generator=generator).tolist()
+    spans = [lengths[i] for i in order]
+    out, cursor, kept_seen = [], 0, 0
+    for gap, length in zip(gaps.tolist(), spans, strict=True):
+        while kept_seen < gap:  # copy kept tokens up to this gap
+            out.append(ids[cursor])
+            cursor += 1
+            kept_seen += 1
+        out.append(mask_id)
+        cursor += length  # the span's tokens are dropped
+    out += ids[cursor:]
+    return torch.tensor(out, dtype=torch.long)

@@ -6,6 +6,7 @@ benchmarks walk it, so a new explorer is covered once it is listed here.
 
 from attention_qa.explorers.anatomy import anatomy_explorer
 from attention_qa.explorers.attention_bugs import attention_bug_explorer
+from attention_qa.explorers.bert_bart import bert_bart_explorer
 from attention_qa.explorers.causal_leak import causal_leak_explorer
 from attention_qa.explorers.context_budget import context_budget_explorer
 from attention_qa.explorers.context_parallel import context_parallel_explorer
@@ -87,6 +88,7 @@ BY_CHAPTER = {
     "q36": [context_parallel_explorer],
     "q37": [window_explorer],
     "q38": [anatomy_explorer],
+    "q41": [bert_bart_explorer],
     "q42": [context_budget_explorer],
 }
 
