@@ -45,6 +45,7 @@ from attention_qa.explorers.sparse_patterns import sparse_pattern_explorer
 from attention_qa.explorers.speculative import speculative_explorer
 from attention_qa.explorers.step_by_step import step_explorer
 from attention_qa.explorers.tokens import token_explorer
+from attention_qa.explorers.training_recipe import training_memory_explorer, warmup_explorer
 from attention_qa.explorers.weight_tying import weight_tying_explorer
 from attention_qa.explorers.windows import window_explorer
 
@@ -88,6 +89,7 @@ BY_CHAPTER = {
     "q36": [context_parallel_explorer],
     "q37": [window_explorer],
     "q38": [anatomy_explorer],
+    "q40": [warmup_explorer, training_memory_explorer],
     "q41": [bert_bart_explorer],
     "q42": [context_budget_explorer],
 }
