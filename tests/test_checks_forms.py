@@ -59,6 +59,8 @@ from attention_qa.checks import (
     q35,
     q37,
     q38,
+    q41,
+    q42,
 )
 from tests.test_checks_dtypes import (
     merge_by_softmax_of_lses,
@@ -68,6 +70,7 @@ from tests.test_checks_dtypes import (
     selective_scan_by_cumulative_sums,
     top_k_gates_by_masking,
 )
+from tests.test_checks_q41 import by_hand, by_nll_loss
 from tests.test_checks_vision import by_masked_sdpa
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
@@ -889,6 +892,26 @@ def _exercises() -> dict:
              "numpy": lambda *a: np.int64(S("q38")(*a))},
             NUMBER_FORMS,
             slips=(q38.llama_parameters_variant, q38.LLAMA_PARAMETER_SLIPS)),
+        "q41": Exercise(
+            checks.check_masked_lm_loss,
+            {"solution": S("q41"), "by hand": by_hand, "nll_loss": by_nll_loss,
+             "cross_entropy": lambda lo, la: F.cross_entropy(lo.flatten(0, -2), la.flatten())},
+            {**FLOAT_FORMS, **NUMBER_FORMS},
+            {"per-token losses": (lambda lo, la: F.cross_entropy(
+                lo.flatten(0, -2), la.flatten(), reduction="none"), "one number")},
+            slips=(q41.mlm_loss_variant, q41.MLM_LOSS_SLIPS)),
+        "q42": Exercise(
+            checks.check_xl_attention_mask,
+            {"solution": S("q42"),
+             "triu (the paper's code)": lambda L, M: ~torch.triu(
+                 torch.ones(L, M + L), diagonal=1 + M).bool(),
+             "memory + causal": lambda L, M: torch.cat(
+                 [torch.ones(L, M, dtype=torch.bool), torch.ones(L, L, dtype=torch.bool).tril()],
+                 -1),
+             "0/1 ints": lambda L, M: (
+                 torch.arange(M + L)[None] <= M + torch.arange(L)[:, None]).int()},
+            {"numpy": as_numpy, "list": as_list},
+            slips=(q42.xl_mask_variant, q42.XL_MASK_SLIPS)),
     }
 
 
