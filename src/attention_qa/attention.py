@@ -148,16 +148,9 @@ def _check_score_inputs(d_query: int, d_key: int, weight_dtype, q, k, v, mask) -
         )
 
 
-def attention_pooling(queries, keys, values, bandwidth):
-    """Return ``(output, weights)`` of Gaussian-kernel Nadaraya–Watson pooling.
-
-    queries: (n,), keys: (m,), values: (m,), all 1-D floating tensors of one dtype.
-    bandwidth: a positive number, or a positive 0-d tensor (so it can be learned).
-
-    ``weights[i, j] = softmax_j(−(queries[i] − keys[j])² / (2·bandwidth²))`` is (n, m)
-    and ``output = weights @ values`` is (n,): each output is a weighted average of the
-    values whose keys lie near the query.
-    """
+def _check_pooling_inputs(queries, keys, values, bandwidth) -> None:
+    """The checks of ``attention_pooling``: three 1-D floating tensors of one dtype, at least
+    one key, as many values as keys, and a positive, finite bandwidth."""
     for name, x in (("queries", queries), ("keys", keys), ("values", values)):
         require_tensor(name, x, floating=True)
         if x.ndim != 1:
@@ -189,6 +182,19 @@ def attention_pooling(queries, keys, values, bandwidth):
         raise TypeError(f"bandwidth must be a positive number, got {type(bandwidth).__name__}")
     if not positive:
         raise ValueError(f"bandwidth must be a positive, finite number, got {bandwidth!r}")
+
+
+def attention_pooling(queries, keys, values, bandwidth):
+    """Return ``(output, weights)`` of Gaussian-kernel Nadaraya–Watson pooling.
+
+    queries: (n,), keys: (m,), values: (m,), all 1-D floating tensors of one dtype.
+    bandwidth: a positive number, or a positive 0-d tensor (so it can be learned).
+
+    ``weights[i, j] = softmax_j(−(queries[i] − keys[j])² / (2·bandwidth²))`` is (n, m)
+    and ``output = weights @ values`` is (n,): each output is a weighted average of the
+    values whose keys lie near the query.
+    """
+    _check_pooling_inputs(queries, keys, values, bandwidth)
     diffs = queries.unsqueeze(1) - keys.unsqueeze(0)  # (n, m)
     scores = -(diffs**2) / (2 * bandwidth**2)  # (n, m)
     weights = torch.softmax(scores, dim=-1)  # (n, m)

@@ -40,6 +40,16 @@ def _check_last_dim(name: str, x, d_model: int, want: str) -> None:
         )
 
 
+def _check_block_input(x, d_model: int) -> None:
+    """The check of a block's input: a floating tensor of shape (B, n, d_model)."""
+    require_tensor("x", x, floating=True)
+    if x.ndim != 3 or x.shape[-1] != d_model:
+        raise ValueError(
+            f"x has shape {shape_str(x.shape)} but must be (B, n, {d_model}) "
+            f"with d_model={d_model}"
+        )
+
+
 class LayerNorm(nn.Module):
     """Normalise each position's features to mean 0 and variance 1, then scale and shift.
 
@@ -182,12 +192,7 @@ class TransformerBlock(nn.Module):
         return out
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        require_tensor("x", x, floating=True)
-        if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"x has shape {shape_str(x.shape)} but must be (B, n, {self.d_model}) "
-                f"with d_model={self.d_model}"
-            )
+        _check_block_input(x, self.d_model)
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), mask)  # (B, n, d_model)
             x = x + self.ffn(self.norm2(x))  # (B, n, d_model)
@@ -280,12 +285,7 @@ class ConfigurableBlock(nn.Module):
 
     def forward_with_logits(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (B, n, d_model) → (output (B, n, d_model), attention logits (B, h, n, n))."""
-        require_tensor("x", x, floating=True)
-        if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"x has shape {shape_str(x.shape)} but must be (B, n, {self.d_model}) "
-                f"with d_model={self.d_model}"
-            )
+        _check_block_input(x, self.d_model)
         if self.norm_first:
             attended, logits = self.attention(self.norm1(x))
             x = x + attended  # (B, n, d_model)

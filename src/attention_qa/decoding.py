@@ -86,18 +86,9 @@ def filter_logits(logits: torch.Tensor, top_k: int | None = None,
     return filtered if filtered is not logits else logits.clone()
 
 
-def apply_penalties(logits: torch.Tensor, previous_tokens: torch.Tensor,
-                    repetition: float = 1.0, frequency: float = 0.0,
-                    presence: float = 0.0) -> torch.Tensor:
-    """Logits (..., V) with the tokens already generated made less likely.
-
-    previous_tokens: (..., t) integer ids, the same leading dims as logits (t may be 0).
-    Every token that occurs there has its logit divided by ``repetition`` when positive
-    and multiplied by it when negative (``transformers``' rule, so repetition > 1 always
-    lowers it; CTRL's section 4.1 divides whatever the sign), then lowered by
-    count × ``frequency`` and, once, by ``presence``. repetition 1 and
-    frequency = presence = 0 change nothing; returns a new tensor.
-    """
+def _check_penalty_inputs(logits, previous_tokens, repetition, frequency, presence) -> None:
+    """Logits (..., V); integer ids (..., t) in [0, V); repetition > 0; finite frequency and
+    presence."""
     _check_logits(logits)
     require_tensor("previous_tokens", previous_tokens, min_ndim=1)
     V = logits.shape[-1]
@@ -114,6 +105,21 @@ def apply_penalties(logits: torch.Tensor, previous_tokens: torch.Tensor,
         if (isinstance(value, bool) or not isinstance(value, numbers.Real)
                 or not math.isfinite(value)):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
+
+
+def apply_penalties(logits: torch.Tensor, previous_tokens: torch.Tensor,
+                    repetition: float = 1.0, frequency: float = 0.0,
+                    presence: float = 0.0) -> torch.Tensor:
+    """Logits (..., V) with the tokens already generated made less likely.
+
+    previous_tokens: (..., t) integer ids, the same leading dims as logits (t may be 0).
+    Every token that occurs there has its logit divided by ``repetition`` when positive
+    and multiplied by it when negative (``transformers``' rule, so repetition > 1 always
+    lowers it; CTRL's section 4.1 divides whatever the sign), then lowered by
+    count × ``frequency`` and, once, by ``presence``. repetition 1 and
+    frequency = presence = 0 change nothing; returns a new tensor.
+    """
+    _check_penalty_inputs(logits, previous_tokens, repetition, frequency, presence)
     counts = torch.zeros(logits.shape, dtype=logits.dtype).scatter_add_(
         -1, previous_tokens.long(), torch.ones(previous_tokens.shape, dtype=logits.dtype)
     )  # (..., V): how often each token occurred
@@ -149,6 +155,21 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
     return draws.reshape(logits.shape[:-1])  # (...)
 
 
+def _check_beam_search_inputs(log_probs_fn, bos, beam_size, max_len, eos,
+                              length_penalty) -> None:
+    """A callable, ids bos (and eos) >= 0, positive sizes, a finite length penalty."""
+    if not callable(log_probs_fn):
+        raise TypeError(f"log_probs_fn must be callable, got {type(log_probs_fn).__name__}")
+    require_nonnegative_int("bos", bos)
+    require_positive_int("beam_size", beam_size)
+    require_positive_int("max_len", max_len)
+    if eos is not None:
+        require_nonnegative_int("eos", eos)
+    if (isinstance(length_penalty, bool) or not isinstance(length_penalty, numbers.Real)
+            or not math.isfinite(length_penalty)):
+        raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
+
+
 def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
                 eos: int | None = None,
                 length_penalty: float = 0.0) -> list[tuple[list[int], float]]:
@@ -168,16 +189,7 @@ def beam_search(log_probs_fn, bos: int, beam_size: int, max_len: int,
     with bos, best first by that ranking: beam_size pairs, or fewer when fewer possible
     sequences exist.
     """
-    if not callable(log_probs_fn):
-        raise TypeError(f"log_probs_fn must be callable, got {type(log_probs_fn).__name__}")
-    require_nonnegative_int("bos", bos)
-    require_positive_int("beam_size", beam_size)
-    require_positive_int("max_len", max_len)
-    if eos is not None:
-        require_nonnegative_int("eos", eos)
-    if (isinstance(length_penalty, bool) or not isinstance(length_penalty, numbers.Real)
-            or not math.isfinite(length_penalty)):
-        raise ValueError(f"length_penalty must be a finite number, got {length_penalty!r}")
+    _check_beam_search_inputs(log_probs_fn, bos, beam_size, max_len, eos, length_penalty)
 
     def rank(tokens: list[int], score: float) -> float:
         return score / (len(tokens) - 1) ** length_penalty

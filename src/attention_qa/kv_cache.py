@@ -173,6 +173,16 @@ class PagedKVCache:
             )
 
 
+def _check_paged_query(q, cache: "PagedKVCache") -> None:
+    """q must be (num_heads, n, d_head) of the cache's dtype."""
+    require_tensor("q", q, floating=True)
+    want = f"({cache.num_heads}, n, {cache.d_head})"
+    if q.ndim != 3 or q.shape[0] != cache.num_heads or q.shape[2] != cache.d_head:
+        raise ValueError(f"q has shape {shape_str(q.shape)} but must be {want}")
+    if q.dtype != cache.dtype:
+        raise TypeError(f"q has dtype {q.dtype} but the cache holds {cache.dtype}")
+
+
 def paged_attention(q: torch.Tensor, cache: "PagedKVCache", seq_id) -> torch.Tensor:
     """Attention of queries q (num_heads, n, d_head) over every position of ``seq_id``.
 
@@ -180,12 +190,7 @@ def paged_attention(q: torch.Tensor, cache: "PagedKVCache", seq_id) -> torch.Ten
     copied into one contiguous tensor first; the result (num_heads, n, d_head) equals
     softmax(q Kᵀ / √d_head) V over the contiguous K and V of ``cache.get(seq_id)``.
     """
-    require_tensor("q", q, floating=True)
-    want = f"({cache.num_heads}, n, {cache.d_head})"
-    if q.ndim != 3 or q.shape[0] != cache.num_heads or q.shape[2] != cache.d_head:
-        raise ValueError(f"q has shape {shape_str(q.shape)} but must be {want}")
-    if q.dtype != cache.dtype:
-        raise TypeError(f"q has dtype {q.dtype} but the cache holds {cache.dtype}")
+    _check_paged_query(q, cache)
     length = cache.length(seq_id)
     scores, values = [], []
     for i, block in enumerate(cache.block_table(seq_id)):

@@ -176,6 +176,20 @@ def _geometric_slopes(h: int) -> torch.Tensor:
 SCHEMES = ("none", "sinusoidal", "learned", "rope", "alibi")
 
 
+def _check_position_scores_inputs(q, k, scheme: str, num_positions: int) -> None:
+    """q and k: (d,) floating vectors of one shape; a known scheme; a positive count."""
+    require_tensor("q", q, floating=True)
+    require_tensor("k", k, floating=True)
+    if q.ndim != 1 or k.shape != q.shape:
+        raise ValueError(
+            f"q has shape {shape_str(q.shape)} and k has shape {shape_str(k.shape)}; "
+            f"both must be (d,) with the same d"
+        )
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    require_positive_int("num_positions", num_positions)
+
+
 def position_scores(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -201,16 +215,7 @@ def position_scores(
 
     q and k are (d,) vectors; d is even for the sinusoidal encoding and RoPE.
     """
-    require_tensor("q", q, floating=True)
-    require_tensor("k", k, floating=True)
-    if q.ndim != 1 or k.shape != q.shape:
-        raise ValueError(
-            f"q has shape {shape_str(q.shape)} and k has shape {shape_str(k.shape)}; "
-            f"both must be (d,) with the same d"
-        )
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    require_positive_int("num_positions", num_positions)
+    _check_position_scores_inputs(q, k, scheme, num_positions)
     q, k = q.double(), k.double()
     d = q.shape[0]
     scale = d**-0.5
@@ -236,14 +241,8 @@ def position_scores(
     return (q + rows) @ (k + rows).T * scale  # (N, N), NaN beyond the table
 
 
-def rope_score_by_offset(q, k, offsets, theta) -> torch.Tensor:
-    """R(m)q · R(n)k as a function of the offset m − n alone, one value per offset.
-
-    Rotating q by mθᵢ and k by nθᵢ leaves, in each pair, the angle (m − n)θᵢ between them:
-    pair i adds aᵢ cos((m − n)θᵢ) + bᵢ sin((m − n)θᵢ) with aᵢ = q₂ᵢk₂ᵢ + q₂ᵢ₊₁k₂ᵢ₊₁ and
-    bᵢ = q₂ᵢk₂ᵢ₊₁ − q₂ᵢ₊₁k₂ᵢ. q, k: (d,); offsets: (T,) numbers (fractional ones allowed,
-    as position interpolation makes them); theta: (d/2,). Returns (T,) in float64.
-    """
+def _check_rope_pair(q, k, theta) -> torch.Tensor:
+    """q and k: (d,) of one even d; returns theta as a (d/2,) float64 tensor."""
     require_tensor("q", q, floating=True)
     d = q.shape[-1]
     if q.ndim != 1 or k.shape != q.shape or d % 2:
@@ -254,11 +253,35 @@ def rope_score_by_offset(q, k, offsets, theta) -> torch.Tensor:
     theta = torch.as_tensor(theta, dtype=torch.float64)
     if theta.shape != (d // 2,):
         raise ValueError(f"theta has shape {shape_str(theta.shape)} but should be ({d // 2},)")
+    return theta
+
+
+def rope_score_by_offset(q, k, offsets, theta) -> torch.Tensor:
+    """R(m)q · R(n)k as a function of the offset m − n alone, one value per offset.
+
+    Rotating q by mθᵢ and k by nθᵢ leaves, in each pair, the angle (m − n)θᵢ between them:
+    pair i adds aᵢ cos((m − n)θᵢ) + bᵢ sin((m − n)θᵢ) with aᵢ = q₂ᵢk₂ᵢ + q₂ᵢ₊₁k₂ᵢ₊₁ and
+    bᵢ = q₂ᵢk₂ᵢ₊₁ − q₂ᵢ₊₁k₂ᵢ. q, k: (d,); offsets: (T,) numbers (fractional ones allowed,
+    as position interpolation makes them); theta: (d/2,). Returns (T,) in float64.
+    """
+    theta = _check_rope_pair(q, k, theta)  # (d/2,) float64
+    d = q.shape[-1]
     qp, kp = q.double().view(d // 2, 2), k.double().view(d // 2, 2)  # (d/2, 2) each
     a = qp[:, 0] * kp[:, 0] + qp[:, 1] * kp[:, 1]  # (d/2,)
     b = qp[:, 0] * kp[:, 1] - qp[:, 1] * kp[:, 0]  # (d/2,)
     angles = torch.as_tensor(offsets, dtype=torch.float64).unsqueeze(-1) * theta  # (T, d/2)
     return (a * angles.cos() + b * angles.sin()).sum(-1)  # (T,)
+
+
+def _check_yarn(trained_length, alpha, beta) -> None:
+    """YaRN's arguments: a trained length, and 0 < alpha < beta."""
+    if trained_length is None:
+        raise ValueError("method 'yarn' needs trained_length, the context trained on")
+    require_positive_int("trained_length", trained_length)
+    require_positive_number("alpha", alpha)
+    require_positive_number("beta", beta)
+    if not alpha < beta:
+        raise ValueError(f"alpha must be below beta, got alpha={alpha}, beta={beta}")
 
 
 def scaled_rope_frequencies(
@@ -292,13 +315,7 @@ def scaled_rope_frequencies(
     if method == "ntk":
         return _rope_theta(d, float(base) * scale ** (d / (d - 2)))  # (d/2,)
     if method == "yarn":
-        if trained_length is None:
-            raise ValueError("method 'yarn' needs trained_length, the context trained on")
-        require_positive_int("trained_length", trained_length)
-        require_positive_number("alpha", alpha)
-        require_positive_number("beta", beta)
-        if not alpha < beta:
-            raise ValueError(f"alpha must be below beta, got alpha={alpha}, beta={beta}")
+        _check_yarn(trained_length, alpha, beta)
         turns = trained_length * theta / (2 * math.pi)  # (d/2,): r_i = L / λ_i
         ramp = ((turns - alpha) / (beta - alpha)).clamp(0.0, 1.0)  # (d/2,): γ, 1 = keep θ_i
         return theta * ((1 - ramp) / scale + ramp)  # (d/2,)

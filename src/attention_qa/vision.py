@@ -39,6 +39,21 @@ from attention_qa.validation import (
 # --- Swin: window attention and shifted windows --------------------------------------------
 
 
+def _check_window_inputs(q, k, v, grid, window, shift) -> tuple[int, int]:
+    """q, k, v: (B, h·w, d) sharing B and h·w (q and k their d_k) on a valid grid and window;
+    returns (h, w)."""
+    h, w = _check_grid(grid, window, shift)
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        require_tensor(name, x, floating=True)
+        if x.ndim != 3 or x.shape[1] != h * w:
+            raise ValueError(f"{name} has shape {shape_str(x.shape)} but must be (B, h·w, d) "
+                             f"with h·w = {h}·{w} = {h * w}")
+    if k.shape[:2] != q.shape[:2] or v.shape[:2] != q.shape[:2] or k.shape[2] != q.shape[2]:
+        raise ValueError(f"q {shape_str(q.shape)}, k {shape_str(k.shape)} and v "
+                         f"{shape_str(v.shape)} must share B and h·w, and q and k their d_k")
+    return h, w
+
+
 def window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grid: tuple[int, int],
                      window: int, shift: int = 0) -> torch.Tensor:
     """Attention inside M × M windows of an h × w patch grid, Swin's way.
@@ -50,15 +65,7 @@ def window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, grid: tu
     pieces the roll brought together; then the grid is rolled back. Returns (B, h·w, d_v).
     No relative position bias: this is the attention pattern only.
     """
-    h, w = _check_grid(grid, window, shift)
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        require_tensor(name, x, floating=True)
-        if x.ndim != 3 or x.shape[1] != h * w:
-            raise ValueError(f"{name} has shape {shape_str(x.shape)} but must be (B, h·w, d) "
-                             f"with h·w = {h}·{w} = {h * w}")
-    if k.shape[:2] != q.shape[:2] or v.shape[:2] != q.shape[:2] or k.shape[2] != q.shape[2]:
-        raise ValueError(f"q {shape_str(q.shape)}, k {shape_str(k.shape)} and v "
-                         f"{shape_str(v.shape)} must share B and h·w, and q and k their d_k")
+    h, w = _check_window_inputs(q, k, v, grid, window, shift)
     B, M = q.shape[0], window
     windows = [_partition(_roll(x, h, w, -shift), h, w, M) for x in (q, k, v)]
     qw, kw, vw = windows  # (B, nW, M², d) each
@@ -169,6 +176,29 @@ def tokens_to_latent(tokens: torch.Tensor, h: int, w: int) -> torch.Tensor:
     return tokens.transpose(1, 2).reshape(tokens.shape[0], -1, h, w)  # (B, C, h, w)
 
 
+def _check_text_cross_inputs(latent, text, w_q, w_k, w_v, num_heads) -> None:
+    """latent (B, C, h, w), text (B, L, d_text), w_q (C, d), w_k and w_v (d_text, d), with
+    num_heads dividing d."""
+    require_tensor("latent", latent, floating=True)
+    require_tensor("text", text, floating=True)
+    if latent.ndim != 4:
+        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, h, w)")
+    if text.ndim != 3 or text.shape[0] != latent.shape[0]:
+        raise ValueError(f"text has shape {shape_str(text.shape)} but must be (B, L, d_text) "
+                         f"with B = {latent.shape[0]}")
+    C, d_text = latent.shape[1], text.shape[-1]
+    require_positive_int("num_heads", num_heads)
+    if w_q.ndim != 2 or w_q.shape[0] != C:
+        raise ValueError(f"w_q has shape {shape_str(w_q.shape)} but must be (C, d) with C = {C}")
+    d = w_q.shape[1]
+    for name, m in (("w_k", w_k), ("w_v", w_v)):
+        if m.shape != (d_text, d):
+            raise ValueError(f"{name} has shape {shape_str(m.shape)} but must be (d_text, d) "
+                             f"= ({d_text}, {d})")
+    if d % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide d={d}")
+
+
 def text_cross_attention(latent: torch.Tensor, text: torch.Tensor, w_q: torch.Tensor,
                          w_k: torch.Tensor, w_v: torch.Tensor, num_heads: int = 1):
     """A diffusion U-Net's cross-attention: the pixels of a feature map attend to the text.
@@ -180,25 +210,8 @@ def text_cross_attention(latent: torch.Tensor, text: torch.Tensor, w_q: torch.Te
     tokens, keys and values of the L text tokens. Returns (output (B, d, h, w), weights
     (B, num_heads, h·w, L)); no output projection.
     """
-    require_tensor("latent", latent, floating=True)
-    require_tensor("text", text, floating=True)
-    if latent.ndim != 4:
-        raise ValueError(f"latent has shape {shape_str(latent.shape)} but must be (B, C, h, w)")
-    if text.ndim != 3 or text.shape[0] != latent.shape[0]:
-        raise ValueError(f"text has shape {shape_str(text.shape)} but must be (B, L, d_text) "
-                         f"with B = {latent.shape[0]}")
-    B, C, h, w = latent.shape
-    d_text = text.shape[-1]
-    require_positive_int("num_heads", num_heads)
-    if w_q.ndim != 2 or w_q.shape[0] != C:
-        raise ValueError(f"w_q has shape {shape_str(w_q.shape)} but must be (C, d) with C = {C}")
-    d = w_q.shape[1]
-    for name, m in (("w_k", w_k), ("w_v", w_v)):
-        if m.shape != (d_text, d):
-            raise ValueError(f"{name} has shape {shape_str(m.shape)} but must be (d_text, d) "
-                             f"= ({d_text}, {d})")
-    if d % num_heads:
-        raise ValueError(f"num_heads={num_heads} must divide d={d}")
+    _check_text_cross_inputs(latent, text, w_q, w_k, w_v, num_heads)
+    (h, w), d = latent.shape[2:], w_q.shape[1]
     q = latent_to_tokens(latent) @ w_q  # (B, h·w, d)
     k, v = text @ w_k, text @ w_v  # (B, L, d) each
     q, k, v = (x.unflatten(-1, (num_heads, -1)).transpose(1, 2) for x in (q, k, v))
@@ -241,17 +254,9 @@ def rope_2d(x: torch.Tensor, rows, cols, base: float = 10000.0) -> torch.Tensor:
     return torch.cat([apply_rope(first, rows, base), apply_rope(second, cols, base)], dim=-1)
 
 
-def mrope(x: torch.Tensor, positions, sections, base: float = 10000.0) -> torch.Tensor:
-    """M-RoPE: RoPE whose feature pairs are split into (t, h, w) sections.
-
-    x: (..., n, d), d even; positions: (3, n) integers, the (t, h, w) position of each token;
-    sections: three counts of pairs summing to d/2 (Qwen2-VL's ``mrope_section`` is
-    [16, 24, 24] for its 128-wide heads). Pair i turns at θᵢ = base^(−2i/d), as in 1-D RoPE,
-    by the angle t·θᵢ for the first sections[0] pairs, h·θᵢ for the next sections[1] and
-    w·θᵢ for the rest. Pairs are adjacent features, the book's convention (Qwen2-VL's code
-    pairs feature i with i + d/2; a permutation of the features). With t = h = w = p this is
-    1-D RoPE at position p.
-    """
+def _check_mrope_inputs(x, positions, sections) -> tuple[tuple[int, ...], torch.Tensor]:
+    """x (..., n, d) with d even; three section sizes summing to d/2; (3, n) integer
+    positions. Returns the sections as a tuple and the positions as a tensor."""
     require_tensor("x", x, min_ndim=2, floating=True)
     n, d = x.shape[-2], x.shape[-1]
     if d % 2:
@@ -265,6 +270,22 @@ def mrope(x: torch.Tensor, positions, sections, base: float = 10000.0) -> torch.
     if positions.is_floating_point() or positions.shape != (3, n):
         raise ValueError(f"positions must be integers of shape (3, {n}), got dtype "
                          f"{positions.dtype} and shape {shape_str(positions.shape)}")
+    return sections, positions
+
+
+def mrope(x: torch.Tensor, positions, sections, base: float = 10000.0) -> torch.Tensor:
+    """M-RoPE: RoPE whose feature pairs are split into (t, h, w) sections.
+
+    x: (..., n, d), d even; positions: (3, n) integers, the (t, h, w) position of each token;
+    sections: three counts of pairs summing to d/2 (Qwen2-VL's ``mrope_section`` is
+    [16, 24, 24] for its 128-wide heads). Pair i turns at θᵢ = base^(−2i/d), as in 1-D RoPE,
+    by the angle t·θᵢ for the first sections[0] pairs, h·θᵢ for the next sections[1] and
+    w·θᵢ for the rest. Pairs are adjacent features, the book's convention (Qwen2-VL's code
+    pairs feature i with i + d/2; a permutation of the features). With t = h = w = p this is
+    1-D RoPE at position p.
+    """
+    sections, positions = _check_mrope_inputs(x, positions, sections)
+    d = x.shape[-1]
     theta = _rope_theta(d, base)  # (d/2,), float64, as in 1-D RoPE
     axis = torch.repeat_interleave(torch.arange(3), torch.tensor(sections))  # (d/2,)
     pos = positions.to(torch.float64)[axis].T  # (n, d/2): each pair's own coordinate
