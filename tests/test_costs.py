@@ -227,3 +227,22 @@ def test_swiglu_hidden_dim_is_llamas():
     assert swiglu_hidden_dim(96, multiple_of=1) == 256
     with pytest.raises(ValueError, match="multiple_of"):
         swiglu_hidden_dim(64, multiple_of=0)
+
+
+def test_swiglu_hidden_dim_with_llamas_multiplier():
+    # Meta's reference FeedForward: int(2·hidden/3), int(multiplier·…), round up.
+    def reference(dim, multiple_of, multiplier):
+        hidden = int(2 * (4 * dim) / 3)
+        if multiplier is not None:
+            hidden = int(multiplier * hidden)
+        return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
+
+    assert swiglu_hidden_dim(8192, 4096, 1.3) == 28672  # Llama-2-70B
+    assert swiglu_hidden_dim(4096, 1024, 1.3) == 14336  # Llama 3 8B
+    for dim in (64, 288, 1000, 4096, 5120, 8192):
+        for multiple_of in (1, 32, 256, 1024):
+            for multiplier in (None, 1.0, 1.3, 1.5):
+                assert swiglu_hidden_dim(dim, multiple_of, multiplier) == reference(
+                    dim, multiple_of, multiplier)
+    with pytest.raises(ValueError, match="ffn_dim_multiplier"):
+        swiglu_hidden_dim(64, ffn_dim_multiplier=0)

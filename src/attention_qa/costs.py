@@ -120,15 +120,26 @@ def block_flops(n: int, d_model: int, d_ff: int, ffn: str = "relu") -> dict[str,
     }
 
 
-def swiglu_hidden_dim(d_model: int, multiple_of: int = 256) -> int:
-    """LLaMA's d_ff for SwiGLU: 2/3 of 4·d_model, rounded up to a multiple of ``multiple_of``.
+def swiglu_hidden_dim(d_model: int, multiple_of: int = 256,
+                      ffn_dim_multiplier: float | None = None) -> int:
+    """LLaMA's d_ff for SwiGLU: int(2 · 4·d_model / 3), times ``ffn_dim_multiplier`` (then
+    truncated again) if given, rounded up to a multiple of ``multiple_of``.
 
     Three d_model × d_ff matrices then hold about as many weights as the two of a ReLU
-    network with d_ff = 4·d_model: 3 · (8/3)·d² = 2 · 4·d². LLaMA-7B: d_model 4096 → 11008.
+    network with d_ff = 4·d_model: 3 · (8/3)·d² = 2 · 4·d². LLaMA-7B: d_model 4096 → 11008;
+    Llama-2-70B: 8192, multiplier 1.3, multiple of 4096 → 28672 (the ``FeedForward`` of
+    Meta's reference ``llama/model.py``).
     """
     require_positive_int("d_model", d_model)
     require_positive_int("multiple_of", multiple_of)
     hidden = int(2 * 4 * d_model / 3)
+    if ffn_dim_multiplier is not None:
+        if (isinstance(ffn_dim_multiplier, bool) or not isinstance(ffn_dim_multiplier, (int, float))
+                or not ffn_dim_multiplier > 0):
+            raise ValueError(
+                f"ffn_dim_multiplier must be a positive number or None, got {ffn_dim_multiplier!r}"
+            )
+        hidden = int(ffn_dim_multiplier * hidden)
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 

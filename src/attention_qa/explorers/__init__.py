@@ -4,6 +4,7 @@
 benchmarks walk it, so a new explorer is covered once it is listed here.
 """
 
+from attention_qa.explorers.activations import activation_explorer
 from attention_qa.explorers.anatomy import anatomy_explorer
 from attention_qa.explorers.attention_bugs import attention_bug_explorer
 from attention_qa.explorers.bert_bart import bert_bart_explorer
@@ -89,6 +90,7 @@ BY_CHAPTER = {
     "q36": [context_parallel_explorer],
     "q37": [window_explorer],
     "q38": [anatomy_explorer],
+    "q39": [activation_explorer],
     "q40": [warmup_explorer, training_memory_explorer],
     "q41": [bert_bart_explorer],
     "q42": [context_budget_explorer],
