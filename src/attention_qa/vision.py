@@ -137,13 +137,8 @@ def window_msa_flops(h: int, w: int, C: int, window: int) -> int:
 # --- learned queries (DETR, Q-Former) and text cross-attention in diffusion -----------------
 
 
-def learned_query_attention(queries: torch.Tensor, memory: torch.Tensor):
-    """A fixed set of learned queries cross-attending to image features.
-
-    queries: (N_q, d), the same for every image (DETR's object queries, BLIP-2's query
-    tokens); memory: (B, m, d) image features as keys and values. Returns (output
-    (B, N_q, d), weights (B, N_q, m)). One head, no projections: the pattern only.
-    """
+def _check_learned_query_inputs(queries, memory) -> None:
+    """queries (N_q, d) and memory (B, m, d), floating, of one width d."""
     require_tensor("queries", queries, floating=True)
     require_tensor("memory", memory, floating=True)
     if queries.ndim != 2:
@@ -151,6 +146,16 @@ def learned_query_attention(queries: torch.Tensor, memory: torch.Tensor):
     if memory.ndim != 3 or memory.shape[-1] != queries.shape[-1]:
         raise ValueError(f"memory has shape {shape_str(memory.shape)} but must be (B, m, d) "
                          f"with d = {queries.shape[-1]}, the queries' width")
+
+
+def learned_query_attention(queries: torch.Tensor, memory: torch.Tensor):
+    """A fixed set of learned queries cross-attending to image features.
+
+    queries: (N_q, d), the same for every image (DETR's object queries, BLIP-2's query
+    tokens); memory: (B, m, d) image features as keys and values. Returns (output
+    (B, N_q, d), weights (B, N_q, m)). One head, no projections: the pattern only.
+    """
+    _check_learned_query_inputs(queries, memory)
     scores = queries @ memory.transpose(-2, -1) / math.sqrt(queries.shape[-1])  # (B, N_q, m)
     weights = scores.softmax(dim=-1)
     return weights @ memory, weights  # (B, N_q, d), (B, N_q, m)
