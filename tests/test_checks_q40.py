@@ -106,3 +106,16 @@ def test_the_cases_say_the_norms_they_have():
               for s in ((2, 3, 4), (5,), (6, 2))]
     norms = [clip_grad_norm(grads, 1.0)[1].item() for grads in (first, second)]
     assert 25 < norms[0] < 45 and 120 < norms[1] < 180, norms
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64], ids=str)
+def test_a_right_answer_passes_in_any_float_dtype(dtype):
+    """The pattern of test_checks_dtypes.py, with the list of gradients cast inside."""
+    def learner(grads, max_norm):
+        grads = [g.to(dtype) for g in grads]
+        total = torch.sqrt(sum((g**2).sum() for g in grads))
+        return [g * torch.clamp(max_norm / total, max=1.0) for g in grads]
+
+    assert check_clip_by_global_norm(learner) is None
+    with pytest.raises(AssertionError):
+        check_clip_by_global_norm(lambda g, m: [x.float() * 1.01 + 0.01 for x in learner(g, m)])

@@ -24,7 +24,7 @@ SCHEDULE_LABELS = ("constant", "linear decay", "cosine decay")
 WARMUPS = (0, 5, 10)
 PEAKS = (0.01, 0.03, 0.1)
 NORMS = {"Post-LN": (False, "#ee6677"), "Pre-LN": (True, "#4477aa")}
-LOSS_TOP, NORM_TOP = 3.5, 12.0
+LOSS_TOP, NORM_TOP = 4.5, 12.0
 
 
 @lru_cache(maxsize=None)
@@ -62,7 +62,7 @@ class WarmupView(View):
                                   animated=True, label=f"{name}, no warm-up")
                 self.lines[name, key] = (main, bare)
         ax_loss.set(ylim=(0, LOSS_TOP), ylabel="loss")
-        ax_loss.legend(loc="upper right", frameon=False, ncol=2, fontsize="small")
+        ax_loss.legend(loc="upper right", frameon=False, ncol=2)
         ax_norm.set(ylim=(0, NORM_TOP), ylabel="gradient norm", xlabel="step")
 
     def update(self, data):
@@ -125,7 +125,7 @@ class MemoryView(View):
         self.total = ax.text(0.0, 0.5, "", va="center", animated=True)
         ax.set(xlim=(0, 20), ylim=(-0.6, 0.9), yticks=[], xlabel="bytes per parameter",
                title="Memory of training, activations excluded")
-        ax.legend(loc="upper right", frameon=False, ncol=3, fontsize="small")
+        ax.legend(loc="upper right", frameon=False, ncol=3)
 
     def update(self, data):
         left = 0.0
