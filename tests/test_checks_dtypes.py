@@ -139,6 +139,10 @@ RIGHT_ANSWERS = {
         checks.check_rms_norm,
         lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps),
     ),
+    "swiglu": (
+        checks.check_swiglu,
+        lambda x, w_gate, w_up, w_down: (F.silu(x @ w_gate) * (x @ w_up)) @ w_down,
+    ),
     "acceptance_rate": (checks.check_acceptance_rate,
                         lambda p, q: 1 - 0.5 * (p - q).abs().sum(-1)),
     "nucleus_probs": (checks.check_nucleus_probs, nucleus_by_hand),
