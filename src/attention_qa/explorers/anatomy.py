@@ -19,6 +19,7 @@ from attention_qa.anatomy import (
     parameter_parts,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, INK_LIGHT, PURPLE, RED, YELLOW
 
 # Eight decoders, one of each kind of block: MHA with learned positions and a GELU MLP
 # (GPT-2), MHA and GQA with SwiGLU (Llama 2), GQA with a window (Mistral), experts
@@ -27,7 +28,7 @@ from attention_qa.panel import Control, Explorer, Frame, View
 # keep the static panel small.
 CHOICES = ("GPT-2", "Llama-2-7B", "Llama-2-70B", "Mistral-7B", "Mixtral-8x7B", "Gemma-2-9B",
            "Falcon-7B", "DeepSeek-V3")
-PART_COLOURS = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#aa3377")
+PART_COLOURS = (BLUE, RED, GREEN, YELLOW, PURPLE)
 CACHE_RANGE = (1e3, 1e7)  # bytes per token
 
 
@@ -88,7 +89,7 @@ class AnatomyView(View):
                      xlabel="share of the weights")
         ax_parts.invert_yaxis()
         fig.legend(loc="outside lower center", ncol=3, frameon=False)
-        self.cache = ax_cache.barh((0, 1), [CACHE_RANGE[0]] * 2, color="#555555",
+        self.cache = ax_cache.barh((0, 1), [CACHE_RANGE[0]] * 2, color=INK_LIGHT,
                                    animated=True)
         ax_cache.set(xscale="log", xlim=CACHE_RANGE, yticks=(0, 1), yticklabels=("A", "B"),
                      xlabel="K/V cache bytes\nper token (bf16)")

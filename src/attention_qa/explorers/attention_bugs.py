@@ -13,6 +13,7 @@ import torch
 from attention_qa.checks.attention import attention_variant, check_attention
 from attention_qa.masks import padding_mask
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel.palette import RED
 
 # label → (switch of the slip model, softmax axis)
 BUGS = {
@@ -92,7 +93,7 @@ class BugView(View):
         for ax, title in zip(axes, ("correct", "with the bug"), strict=True):
             image = ax.imshow(blank, cmap="cividis", vmin=0, vmax=1, animated=True)
             (bound,) = ax.plot(
-                [0, 0], [-0.5, MAX_SIZE - 0.5], color="#ee6677", linewidth=1.5, animated=True
+                [0, 0], [-0.5, MAX_SIZE - 0.5], color=RED, linewidth=1.5, animated=True
             )
             ax.set(
                 title=title,

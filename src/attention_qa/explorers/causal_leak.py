@@ -15,6 +15,7 @@ from attention_qa.causality import (
     output_change,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, INK, RED
 
 SEQ_LEN, MASK_NAMES, CHANGE_TOL = LEAK_SEQ_LEN, LEAK_MASK_NAMES, LEAK_CHANGE_TOL
 
@@ -36,8 +37,8 @@ class LeakView(View):
 
     def setup(self, fig):
         ax = fig.subplots()
-        self.bars = ax.bar(range(SEQ_LEN), np.zeros(SEQ_LEN), color="#4477aa", animated=True)
-        self.marker = ax.axvline(0, color="#222222", linestyle="--", linewidth=1, animated=True)
+        self.bars = ax.bar(range(SEQ_LEN), np.zeros(SEQ_LEN), color=BLUE, animated=True)
+        self.marker = ax.axvline(0, color=INK, linestyle="--", linewidth=1, animated=True)
         ax.set(
             xlabel="output position",
             ylabel="max |Δ output|",
@@ -48,7 +49,7 @@ class LeakView(View):
         # The count of leaks goes in the title: a clipped bar may reach any corner.
         self.note = ax.set_title("change of each output", animated=True)
         fig.legend(
-            [self.bars[0], ax.bar([0], [0], color="#ee6677")[0], self.marker],
+            [self.bars[0], ax.bar([0], [0], color=RED)[0], self.marker],
             ["changed", "leak: changed earlier", "perturbed token"],
             loc="outside lower center", ncol=3, frameon=False, handlelength=1.2,
             columnspacing=1.0, handletextpad=0.4,
@@ -58,7 +59,7 @@ class LeakView(View):
         delta = data["delta"].clamp(max=0.49).numpy()
         for i, bar in enumerate(self.bars):
             bar.set_height(delta[i])
-            bar.set_color("#ee6677" if i in data["leaked"] else "#4477aa")
+            bar.set_color(RED if i in data["leaked"] else BLUE)
         self.marker.set_xdata([data["position"], data["position"]])
         leaks = len(data["leaked"])
         self.note.set_text(f"change of each output: {leaks} leak{'s' if leaks != 1 else ''}")

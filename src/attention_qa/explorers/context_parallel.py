@@ -14,12 +14,13 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, CYAN, GREEN, GREY, PURPLE, RED, WHITE, YELLOW
 from attention_qa.parallel import ring_schedule
 
 DEVICES = (2, 4, 8)
 MAX_P = max(DEVICES)
-STEP_COLOURS = ["#ffffff", "#4477aa", "#66ccee", "#228833", "#ccbb44", "#ee6677",
-                "#aa3377", "#bbbbbb", "#332288"]  # white, then step 1 … 8
+STEP_COLOURS = [WHITE, BLUE, CYAN, GREEN, YELLOW, RED,
+                PURPLE, GREY, "#332288"]  # white, then step 1 … 8
 CHUNK_TOKENS = 64
 
 
@@ -65,7 +66,7 @@ class ScheduleView(View):
         self.image = tiles.imshow(np.zeros((2 * MAX_P, 2 * MAX_P)), cmap=cmap, vmin=-0.5,
                                   vmax=MAX_P + 0.5, interpolation="nearest", animated=True)
         tiles.set(xticks=[], yticks=[], xlabel="key chunk", ylabel="query chunk")
-        self.bars = bars.bar(range(MAX_P), [0] * MAX_P, color="#4477aa", animated=True)
+        self.bars = bars.bar(range(MAX_P), [0] * MAX_P, color=BLUE, animated=True)
         self.time = bars.axhline(0, color="#777777", lw=2, animated=True)
         bars.set(xticks=range(MAX_P), ylim=(0, 34), xlabel="device", ylabel="work (tiles)")
         self.label = bars.set_title("ring time", fontsize=12, animated=True)

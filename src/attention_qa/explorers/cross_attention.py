@@ -13,6 +13,7 @@ import torch
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel.palette import PALE_GREY, RED
 
 KINDS = ("encoder self", "decoder self (causal)", "cross (decoder → encoder)")
 SOURCE_LENGTHS = (4, 6, 8)
@@ -92,7 +93,7 @@ class CrossAttentionView(View):
             interpolation="nearest", animated=True,
         )
         self.padding = Rectangle(
-            (0, -0.5), 0, 0, fill=False, hatch="//", edgecolor="#ee6677", linewidth=1.5,
+            (0, -0.5), 0, 0, fill=False, hatch="//", edgecolor=RED, linewidth=1.5,
             animated=True,
         )
         ax.add_patch(self.padding)
@@ -101,7 +102,7 @@ class CrossAttentionView(View):
             xticks=range(MAX_LEN), yticks=range(MAX_LEN),
             xlabel="key position j (hatched: padding)", ylabel="query position i",
         )
-        ax.set_facecolor("#eeeeee")
+        ax.set_facecolor(PALE_GREY)
         self.title = ax.set_title("weights", animated=True)  # text: keeps the title's line
         fig.colorbar(self.image, ax=ax, label="weight")
 

@@ -13,6 +13,7 @@ from matplotlib.patches import Patch
 
 from attention_qa.costs import cumulative_scores, scores_per_step
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, INK, RED
 
 MAX_STEPS = 16
 STEPS = tuple(range(1, MAX_STEPS + 1))
@@ -70,12 +71,12 @@ class DecodeStepView(View):
         cell_labels = ["computed now", "computed, masked", "from earlier steps"]
         steps = np.arange(1, MAX_STEPS + 1)
         lines = []
-        for use_cache, colour, label in ((False, "#ee6677", "no cache: total"),
-                                         (True, "#4477aa", "K/V cache: total")):
+        for use_cache, colour, label in ((False, RED, "no cache: total"),
+                                         (True, BLUE, "K/V cache: total")):
             total = [cumulative_scores(int(s), use_cache) for s in steps]
             lines += ax_work.plot(steps, total, color=colour, linewidth=1.5, alpha=0.5,
                                   label=label)
-        (self.current,) = ax_work.plot([], [], color="#222222", marker="o", markersize=3,
+        (self.current,) = ax_work.plot([], [], color=INK, marker="o", markersize=3,
                                        animated=True, label="this setting")
         top = 2 * cumulative_scores(MAX_STEPS, False)
         ax_work.set(xlabel="step t", ylabel="entries so far", yscale="log",

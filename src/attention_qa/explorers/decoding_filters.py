@@ -11,6 +11,7 @@ import torch
 
 from attention_qa.decoding import LOGITS, TOKENS, entropy_bits, next_token_probs
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, INK_LIGHT
 
 TEMPERATURES = (0, 0.5, 1, 1.5, 2)
 TOP_KS = (0, 1, 2, 5, 10)  # 0: no top-k filter
@@ -36,9 +37,9 @@ class DistributionView(View):
         ax = fig.subplots()
         positions = range(len(TOKENS))
         plain = torch.softmax(LOGITS, dim=-1)
-        self.bars = ax.bar(positions, [0.0] * len(TOKENS), color="#4477aa", animated=True,
+        self.bars = ax.bar(positions, [0.0] * len(TOKENS), color=BLUE, animated=True,
                            label="sampled from")
-        ax.bar(positions, plain.tolist(), fill=False, edgecolor="#555555", linestyle="--",
+        ax.bar(positions, plain.tolist(), fill=False, edgecolor=INK_LIGHT, linestyle="--",
                label="softmax, T = 1")
         ax.set(xticks=positions, ylim=(0, 1), ylabel="probability",
                title='next token after "The cat sat on the"')

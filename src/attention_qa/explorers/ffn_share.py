@@ -8,11 +8,12 @@ The counts match ``attention_qa.blocks.TransformerBlock``.
 
 from attention_qa.costs import block_parameter_counts
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel.palette import BLUE, GREEN, GREY, RED
 
 D_MODEL_VALUES = (64, 128, 256, 512, 768, 1024, 2048, 4096)
 MULTIPLIERS = (0.5, 1, 2, 4, 8)
 PARTS = ("attention", "feed-forward", "LayerNorms")
-COLOURS = ("#4477aa", "#ee6677", "#228833")
+COLOURS = (BLUE, RED, GREEN)
 
 
 def ffn_share_frame(d_model: int, multiplier: float) -> Frame:
@@ -41,7 +42,7 @@ class ShareView(View):
         self.labels = [
             ax.text(i, 0.0, "", ha="center", va="bottom", animated=True) for i in range(len(PARTS))
         ]
-        ax.axhline(2 / 3, color="#bbbbbb", linestyle="--", linewidth=1)
+        ax.axhline(2 / 3, color=GREY, linestyle="--", linewidth=1)
         ax.set(
             xticks=range(len(PARTS)),
             xticklabels=PARTS,

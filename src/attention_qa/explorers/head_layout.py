@@ -11,14 +11,15 @@ import torch
 from matplotlib.colors import ListedColormap
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, CYAN, GREEN, GREY, PURPLE, RED, YELLOW
 
 D_MODEL = 8
 HEAD_COUNTS = (1, 2, 4, 8)
 LENGTHS = (2, 3, 4, 5, 6)
 LAYOUTS = ("view (B, n, h, d_k)", "transpose → (B, h, n, d_k)", "contiguous()")
 MAX_CELLS = max(LENGTHS) * D_MODEL
-HEAD_COLOURS = ("#4477aa", "#ee6677", "#228833", "#ccbb44",
-                "#66ccee", "#aa3377", "#bbbbbb", "#222255")
+HEAD_COLOURS = (BLUE, RED, GREEN, YELLOW,
+                CYAN, PURPLE, GREY, "#222255")
 
 
 def head_layout(num_heads: int, n: int, layout: str) -> dict:

@@ -12,6 +12,7 @@ import torch
 from attention_qa.costs import attention_flops
 from attention_qa.multihead import head_scores
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, INK, RED
 
 D_MODEL = 64
 HEAD_COUNTS = (1, 2, 4, 8, 16, 32, 64)
@@ -46,8 +47,8 @@ class HeadSplitView(View):
 
     def setup(self, fig):
         ax_sv, ax_heads = fig.subplots(2, 1)
-        (self.sv,) = ax_sv.plot([1], [1], marker=".", color="#4477aa", animated=True)
-        self.d_k_line = ax_sv.axvline(1, color="#ee6677", linestyle="--", animated=True)
+        (self.sv,) = ax_sv.plot([1], [1], marker=".", color=BLUE, animated=True)
+        self.d_k_line = ax_sv.axvline(1, color=RED, linestyle="--", animated=True)
         ax_sv.set(
             xlabel="index", yscale="log",
             ylabel="÷ largest", xlim=(0.5, max(LENGTHS) + 0.5),
@@ -55,9 +56,9 @@ class HeadSplitView(View):
         )
         # the title names d_k: no corner of the axes is free of points for every setting
         self.d_k_text = ax_sv.set_title("singular values", animated=True)
-        self.bars = ax_heads.stairs([0.0], [0.0, 1.0], fill=True, color="#228833", animated=True)
+        self.bars = ax_heads.stairs([0.0], [0.0, 1.0], fill=True, color=GREEN, animated=True)
         (self.uniform,) = ax_heads.plot(
-            [0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1, animated=True
+            [0, 1], [0, 0], color=INK, linestyle="--", linewidth=1, animated=True
         )
         ax_heads.set(
             title="each head's mean max weight (dashed: 1/n)", xlabel="heads, left to right",

@@ -21,6 +21,7 @@ from attention_qa.heads import (
     sum_model_maps,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, INK, PURPLE, YELLOW
 
 HEADS = ((0, 0), (0, 1), (1, 0), (1, 1))
 HEAD_LABELS = tuple(f"layer {layer}, head {head}" for layer, head in HEADS)
@@ -69,11 +70,11 @@ class HeadView(View):
         )
         ax_map.set(title="weights on this input", xlabel="key j", ylabel="query i",
                    xticks=(0, 5, 10, 15), yticks=(0, 5, 10, 15))
-        colours = ("#4477aa", "#228833", "#ccbb44", "#aa3377")
+        colours = (BLUE, GREEN, YELLOW, PURPLE)
         self.bars = ax_bar.bar(range(4), [0.0] * 4, color=colours, animated=True)
-        (self.dots,) = ax_bar.plot(range(3), [0.0] * 3, "o", color="#222222", markersize=7,
+        (self.dots,) = ax_bar.plot(range(3), [0.0] * 3, "o", color=INK, markersize=7,
                                    animated=True)
-        ax_bar.axhline(0.5, color="#222222", linestyle="--", linewidth=1)
+        ax_bar.axhline(0.5, color=INK, linestyle="--", linewidth=1)
         ax_bar.set(
             xticks=range(4),
             xticklabels=["prev", "self", "first", "content"],

@@ -22,6 +22,7 @@ from attention_qa.induction import (
     trained_model,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, INK, YELLOW
 
 HEADS = tuple((layer, head) for layer in range(2) for head in range(4))
 HEAD_LABELS = tuple(f"layer {layer}, head {head}" for layer, head in HEADS)
@@ -79,10 +80,10 @@ class InductionView(View):
         starts = (0, EVAL_T - 2 * EVAL_K, EVAL_T - EVAL_K)  # the prefix, then the two copies
         ax_map.set(title="weights, one sequence", xlabel="key j", ylabel="query i",
                    xticks=starts, yticks=starts)
-        colours = ("#4477aa", "#228833", "#ccbb44")
+        colours = (BLUE, GREEN, YELLOW)
         self.bars = ax_bar.bar(range(3), [0.0] * 3, color=colours, animated=True)
         full = with_head_off("none")["accuracy"]
-        ax_bar.axhline(full, color="#222222", linestyle="--", linewidth=1)
+        ax_bar.axhline(full, color=INK, linestyle="--", linewidth=1)
         ax_bar.set(xticks=range(3), xticklabels=["prev", "induction", "accuracy"], ylim=(0, 1),
                    xlabel="dashed: accuracy, all heads on")
         self.title = ax_bar.set_title("all heads on", animated=True)  # text keeps its line

@@ -21,13 +21,14 @@ from attention_qa.inference import (
     step_costs,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, GREY, INK_LIGHT, PURPLE, RED, YELLOW
 
 MODELS = ("Llama-2-7B", "Llama-3-8B", "Llama-2-70B")
 BATCHES = (1, 16, 64)
 CONTEXTS = (4096, 32768)
 WEIGHT_BYTES = (2, 0.5)  # bfloat16, 4-bit
 PARTS = ("weights", "K/V cache", "activations (one layer, prefill)")  # memory_bytes's keys
-PART_COLOURS = ("#4477aa", "#ee6677", "#ccbb44")
+PART_COLOURS = (BLUE, RED, YELLOW)
 GB = 1e9
 
 
@@ -66,7 +67,7 @@ class BudgetView(View):
 
     def setup(self, fig):
         ax_m, ax_r = fig.subplots(1, 2, width_ratios=(1, 1.9))
-        self.bars = ax_m.bar(range(4), [1.0] * 4, color=[*PART_COLOURS, "#555555"],
+        self.bars = ax_m.bar(range(4), [1.0] * 4, color=[*PART_COLOURS, INK_LIGHT],
                              animated=True)
         ax_m.axhline(H100_MEMORY / GB, color="#000000", lw=1, linestyle="--")
         ax_m.set_xticks(range(4), labels=["weights", "cache", "activations", "total"],
@@ -74,12 +75,12 @@ class BudgetView(View):
         ax_m.set(yscale="log", ylim=(0.1, 3000), ylabel="GB (log scale)",
                  title="dashed: 80 GB")
         x = np.logspace(-1, 6, 200)
-        ax_r.plot(x, [attainable(i) for i in x], color="#555555")
+        ax_r.plot(x, [attainable(i) for i in x], color=INK_LIGHT)
         ridge = H100_FLOPS / H100_BANDWIDTH
-        ax_r.axvline(ridge, color="#bbbbbb", lw=1, linestyle=":")
-        (self.prefill,) = ax_r.plot([1], [1], marker="o", ms=9, color="#228833",
+        ax_r.axvline(ridge, color=GREY, lw=1, linestyle=":")
+        (self.prefill,) = ax_r.plot([1], [1], marker="o", ms=9, color=GREEN,
                                     linestyle="", animated=True, label="prefill")
-        (self.decode,) = ax_r.plot([1], [1], marker="s", ms=9, color="#aa3377",
+        (self.decode,) = ax_r.plot([1], [1], marker="s", ms=9, color=PURPLE,
                                    linestyle="", animated=True, label="decode")
         ax_r.set(xscale="log", yscale="log", xlim=(0.1, 1e6), ylim=(0.1, 3000),
                  xlabel="FLOPs per byte", ylabel="TFLOP/s at most",

@@ -15,6 +15,7 @@ bars and says so instead of a size.
 
 from attention_qa.costs import MODEL_PRESETS, kv_cache_bytes
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel.palette import BLUE, GREY, INK, RED
 
 PRESETS = MODEL_PRESETS
 CHOICES = ("MHA", "GQA-8", "MQA")
@@ -22,7 +23,7 @@ SEQ_LENS = (4096, 32768, 131072)
 DTYPE_BYTES = (4, 2, 1)
 DTYPE_LABELS = ("float32 (4 B)", "bfloat16 (2 B)", "int8 (1 B)")
 GIB = 2**30
-NOT_AVAILABLE = "#bbbbbb"  # bar colour of an option the preset cannot use
+NOT_AVAILABLE = GREY  # bar colour of an option the preset cannot use
 GPU_GIB = 80e9 / GIB  # one 80 GB accelerator, for scale
 Y_RANGE = (1e-3, 3e3)
 
@@ -90,7 +91,7 @@ class KVCacheView(View):
             ax.text(i, Y_RANGE[0], "", ha="center", va="bottom", animated=True)
             for i in range(len(CHOICES))
         ]
-        ax.axhline(GPU_GIB, color="#222222", linestyle="--", linewidth=1)
+        ax.axhline(GPU_GIB, color=INK, linestyle="--", linewidth=1)
         ax.text(len(CHOICES) - 0.55, GPU_GIB * 1.15, "80 GB", ha="right", va="bottom")
         ax.set(
             yscale="log", ylim=Y_RANGE, xlim=(-0.6, len(CHOICES) - 0.4),
@@ -107,12 +108,12 @@ class KVCacheView(View):
                 bar.set_height(Y_RANGE[0])
                 bar.set_color(NOT_AVAILABLE)
                 label.set_text("n/a")
-                label.set_color("#ee6677" if option == data["choice"] else "black")
+                label.set_color(RED if option == data["choice"] else "black")
                 label.set_y(Y_RANGE[0] * 1.3)
                 continue
             label.set_color("black")
             bar.set_height(size)
-            bar.set_color("#ee6677" if option == data["choice"] else "#4477aa")
+            bar.set_color(RED if option == data["choice"] else BLUE)
             label.set_text(f"{size:.3g}" + (" *" if option == data["published"] else ""))
             label.set_y(min(size, Y_RANGE[1] / 3) * 1.15)
         self.title.set_text(data["title"])

@@ -18,6 +18,7 @@ from attention_qa.costs import (
     cache_elements_per_token,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, RED
 
 D_MODEL = DEEPSEEK_V2["d_model"]
 D_HEAD = DEEPSEEK_V2["d_head"]
@@ -28,7 +29,7 @@ LATENTS = (128, 256, 512, 1024)
 BYTES = 2  # bfloat16
 CACHE_RANGE = (100, 1e6)
 PARAM_RANGE = (0, 480)  # millions
-CHOSEN, OTHER = "#ee6677", "#4477aa"
+CHOSEN, OTHER = RED, BLUE
 
 
 def sizes(kind: str, num_heads: int, d_latent: int) -> tuple[int, int]:

@@ -16,11 +16,12 @@ import torch
 
 from attention_qa.costs import KERNEL, layer_flops
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, INK, INK_LIGHT, RED
 
 N_VALUES = (16, 64, 256, 1024, 4096, 16384)
 D_VALUES = (64, 128, 256, 512, 1024, 2048)
 LAYERS = ("self-attention", "recurrent", f"convolution (k = {KERNEL})")
-COLOURS = ("#4477aa", "#ee6677", "#228833")
+COLOURS = (BLUE, RED, GREEN)
 Y_RANGE = (1e4, 1e13)
 
 
@@ -61,9 +62,9 @@ class CostsView(View):
                                      label="attention")
         (self.rnn,) = ax_curve.plot([10, 10], [1, 1], color=COLOURS[1], animated=True,
                                      label="RNN")
-        self.cross = ax_curve.axvline(64, color="#555555", linestyle="--", linewidth=1,
+        self.cross = ax_curve.axvline(64, color=INK_LIGHT, linestyle="--", linewidth=1,
                                       animated=True)
-        (self.here,) = ax_curve.plot([16], [1e5], "o", color="#222222", animated=True)
+        (self.here,) = ax_curve.plot([16], [1e5], "o", color=INK, animated=True)
         ax_curve.set(
             xscale="log",
             yscale="log",

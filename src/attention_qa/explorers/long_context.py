@@ -12,6 +12,7 @@ import numpy as np
 
 from attention_qa.long_context import streaming_attention
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, INK_LIGHT, PURPLE
 
 N = 32
 WINDOWS = (1, 2, 3, 4, 6, 8)
@@ -59,8 +60,8 @@ class StreamingView(View):
                          xticks=ticks, yticks=ticks)
         keys = np.arange(N)
         self.full_bars = self.ax_w.bar(keys, np.zeros(N), width=0.9, color="none",
-                                       edgecolor="#555555", label="full", animated=True)
-        self.kept_bars = self.ax_w.bar(keys, np.zeros(N), width=0.6, color="#4477aa",
+                                       edgecolor=INK_LIGHT, label="full", animated=True)
+        self.kept_bars = self.ax_w.bar(keys, np.zeros(N), width=0.6, color=BLUE,
                                        label="kept", animated=True)
         self.ax_w.set(title=f"query {N - 1}'s weights", xlabel="key j", ylim=(0, 1),
                       xlim=(-1, N), xticks=ticks)
@@ -74,7 +75,7 @@ class StreamingView(View):
         for j, (bar, height) in enumerate(zip(self.kept_bars, data["weights"][-1].tolist(),
                                               strict=True)):
             bar.set_height(height)
-            bar.set_color("#aa3377" if j < data["sinks"] else "#4477aa")
+            bar.set_color(PURPLE if j < data["sinks"] else BLUE)
 
 
 def streaming_explorer() -> Explorer:

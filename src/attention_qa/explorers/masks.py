@@ -13,6 +13,7 @@ from matplotlib.colors import ListedColormap
 
 from attention_qa.masks import causal_mask, combine_masks, padding_mask
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel.palette import BLUE, RED
 
 MASK_TYPES = ("none", "padding", "causal", "padding + causal")
 PADDINGS = (0, 1, 2, 3)  # padded positions at the end; every sequence keeps a real token
@@ -90,7 +91,7 @@ class MaskView(View):
         self.images, self.bounds = [], []
         for ax, title in zip(axes, titles, strict=True):
             image = ax.imshow(np.ones((MAX_LEN, MAX_LEN, 4)), animated=True)
-            (bound,) = ax.plot([0, 0], [-0.5, MAX_LEN - 0.5], color="#ee6677", linewidth=2,
+            (bound,) = ax.plot([0, 0], [-0.5, MAX_LEN - 0.5], color=RED, linewidth=2,
                                animated=True)
             ax.set(title=title, xticks=range(0, MAX_LEN, 2), yticks=range(0, MAX_LEN, 2),
                    xlim=(-0.5, MAX_LEN - 0.5), ylim=(MAX_LEN - 0.5, -0.5))
@@ -100,7 +101,7 @@ class MaskView(View):
         fig.supxlabel("key j (right of the red line: padding)", fontsize="medium")
         self.cmap = colormaps["viridis"]
         # One colour for every allowed cell: Tol blue #4477aa.
-        self.mask_cmap = ListedColormap(["#4477aa"])
+        self.mask_cmap = ListedColormap([BLUE])
 
     def update(self, data):
         mask = data["mask"].numpy()

@@ -13,13 +13,14 @@ from matplotlib.patches import Patch
 
 from attention_qa.families import FAMILIES, MODALITY, cross_modal_entries, family_layers
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE
 
 TEXT_LENGTHS = (4, 6)
 PADDINGS = (0, 1, 2)
 GRIDS = (2, 3)
 MAX_PANELS = 3
 CELL_PX = 8  # pixels a cell in the picture, the last one a seam
-ALLOWED, BLOCKED, PADDED = (to_rgba(c) for c in ("#4477aa", "#dddddd", "#ee8866"))
+ALLOWED, BLOCKED, PADDED = (to_rgba(c) for c in (BLUE, "#dddddd", "#ee8866"))
 BOUNDARY = to_rgba("black")
 SHORT = {"encoder output": "encoder out", "patches + latents": "patch + latent",
          "visual tokens": "visual"}

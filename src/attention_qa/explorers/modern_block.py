@@ -15,11 +15,12 @@ from functools import lru_cache
 from attention_qa.blocks import stack_statistics
 from attention_qa.costs import block_flops, configurable_block_parameter_counts
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, RED
 
 D_MODEL, NUM_HEADS, N, NUM_LAYERS = 96, 4, 16, 8
 D_FF = {"relu": 4 * D_MODEL, "swiglu": 8 * D_MODEL // 3}  # 384 and 256
 PARTS = ("attention", "feed-forward", "norms")
-COLOURS = ("#4477aa", "#ee6677", "#228833")
+COLOURS = (BLUE, RED, GREEN)
 QK_SCALES = (1, 2, 4)
 STAT_RANGE = (0.5, 50.0)
 
@@ -63,9 +64,9 @@ class BlockView(View):
                  xlabel="thousands", title="parameters")
         left.invert_yaxis()
         layers = range(1, NUM_LAYERS + 1)
-        (self.rms,) = right.plot(layers, [1.0] * NUM_LAYERS, "o-", color="#4477aa",
+        (self.rms,) = right.plot(layers, [1.0] * NUM_LAYERS, "o-", color=BLUE,
                                  label="residual RMS", animated=True)
-        (self.logit,) = right.plot(layers, [1.0] * NUM_LAYERS, "s-", color="#ee6677",
+        (self.logit,) = right.plot(layers, [1.0] * NUM_LAYERS, "s-", color=RED,
                                    label="max |logit|", animated=True)
         right.set(yscale="log", ylim=STAT_RANGE, xlabel="layer", title="activations",
                   xticks=(1, 4, 8))

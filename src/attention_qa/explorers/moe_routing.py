@@ -17,6 +17,7 @@ import torch
 
 from attention_qa.moe import capacity_keep, expert_capacity, router_statistics
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, INK, RED
 
 NUM_TOKENS = 256
 SEED = 24
@@ -25,7 +26,7 @@ TOP_K = (1, 2)
 TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
 SKEWS = (0.0, 1.0, 2.0, 4.0)
 CAPACITY_FACTOR = 1.25
-LOAD_COLOUR, PROB_COLOUR = "#4477aa", "#ee6677"
+LOAD_COLOUR, PROB_COLOUR = BLUE, RED
 
 
 def router_logits(num_experts: int, skew: float) -> torch.Tensor:
@@ -68,9 +69,9 @@ class LoadView(View):
                            label="load f (bars)")
         (self.dots,) = ax.plot([], [], "o", color=PROB_COLOUR, markersize=7, animated=True,
                                label="mean router prob. P (dots)")
-        (self.even,) = ax.plot([], [], "--", color="#222222", linewidth=1, animated=True,
+        (self.even,) = ax.plot([], [], "--", color=INK, linewidth=1, animated=True,
                                label="even share 1/E")
-        (self.cap,) = ax.plot([], [], ":", color="#228833", linewidth=2, animated=True,
+        (self.cap,) = ax.plot([], [], ":", color=GREEN, linewidth=2, animated=True,
                               label="capacity: above it, dropped")
         # The band above 1 holds the legend, so no bar ever runs into it.
         ax.set(ylim=(0, 1.42), yticks=(0, 0.25, 0.5, 0.75, 1), ylabel="share",

@@ -11,6 +11,7 @@ import math
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, RED
 
 D_VALUES = tuple(2**i for i in range(13))  # 1 … 4096
 NUM_SAMPLES = 4000
@@ -44,8 +45,8 @@ class NormView(View):
 
     def setup(self, fig):
         ax = fig.subplots()
-        self.hist = ax.stairs([0.0], [0.0, 1.0], fill=True, color="#4477aa", animated=True)
-        ax.axvline(1.0, color="#ee6677", linestyle="--", linewidth=1.2, label="LayerNorm output")
+        self.hist = ax.stairs([0.0], [0.0, 1.0], fill=True, color=BLUE, animated=True)
+        ax.axvline(1.0, color=RED, linestyle="--", linewidth=1.2, label="LayerNorm output")
         ax.set(
             title="length of random vectors, divided by √d",
             xlabel="‖x‖ / √d",

@@ -12,6 +12,7 @@ import math
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREY, INK, RED
 
 BLOCK_SIZES = (2, 4, 8)
 KEY_COUNTS = (32, 64)
@@ -88,17 +89,17 @@ class OnlineView(View):
         self.ax_o = fig.add_subplot(grid[1, 0])
         self.ax_e = fig.add_subplot(grid[1, 1])
         empty = torch.zeros(1).numpy()
-        self.seen = self.ax_s.stairs(empty, [0, 1], fill=True, color="#4477aa", animated=True)
-        self.unseen = self.ax_s.stairs(empty, [0, 1], fill=True, color="#bbbbbb", animated=True)
-        (self.max_line,) = self.ax_s.plot([], [], color="#ee6677", linewidth=2, animated=True)
+        self.seen = self.ax_s.stairs(empty, [0, 1], fill=True, color=BLUE, animated=True)
+        self.unseen = self.ax_s.stairs(empty, [0, 1], fill=True, color=GREY, animated=True)
+        (self.max_line,) = self.ax_s.plot([], [], color=RED, linewidth=2, animated=True)
         self.ax_s.set(title="scores s_j; grey: not read yet; red: running max M",
                       xlabel="key j", ylim=(-5, 8))
-        self.partial = self.ax_o.bar(range(D_V), [0.0] * D_V, color="#4477aa", animated=True)
-        (self.exact,) = self.ax_o.plot(range(D_V), [0.0] * D_V, "o", color="#222222",
+        self.partial = self.ax_o.bar(range(D_V), [0.0] * D_V, color=BLUE, animated=True)
+        (self.exact,) = self.ax_o.plot(range(D_V), [0.0] * D_V, "o", color=INK,
                                        markersize=5, animated=True)
         self.ax_o.set(title="O / L; dots: exact", xlabel="output component",
                       xticks=(0, 4), ylim=(-2, 2))
-        (self.err_line,) = self.ax_e.semilogy([], [], "o-", color="#ee6677", markersize=4,
+        (self.err_line,) = self.ax_e.semilogy([], [], "o-", color=RED, markersize=4,
                                               animated=True)
         self.ax_e.set(title="max error vs exact", xlabel="share of keys read",
                       xlim=(0, 1.05), ylim=(1e-17, 10), xticks=(0, 0.5, 1),

@@ -22,13 +22,14 @@ from attention_qa.kv_cache import (
     wasted_slots,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, CYAN, GREEN, GREY, PURPLE, RED, WHITE, YELLOW
 
 POOL_SLOTS = 8192  # positions the pool holds (one layer; every layer has the same layout)
 ROWS, COLS = 32, POOL_SLOTS // 32  # the pool drawn as a grid, row after row
 BLOCK_SIZES = (1, 4, 16, 64, 256, 2048)
 FREE, WASTE = 0, 1  # colour indices; requests cycle through the six after them
-COLOURS = ListedColormap(["#ffffff", "#bbbbbb", "#4477aa", "#ee6677", "#228833",
-                          "#ccbb44", "#66ccee", "#aa3377"])
+COLOURS = ListedColormap([WHITE, GREY, BLUE, RED, GREEN,
+                          YELLOW, CYAN, PURPLE])
 
 
 def pool_picture(lengths: list[int], block_size: int) -> np.ndarray:

@@ -11,6 +11,7 @@ import torch
 
 from attention_qa.attention import attention_pooling, pooling_toy_data, pooling_true_function
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, GREY, INK, PURPLE, RED
 
 BANDWIDTHS = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.8, 1.2, 2.0)
 QUERY_POSITIONS = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5)
@@ -47,24 +48,24 @@ class PoolingView(View):
     def setup(self, fig):
         ax_fit, ax_w = fig.subplots(2, 1, sharex=True)
         keys, values = KEYS.numpy(), VALUES.numpy()
-        ax_fit.scatter(keys, values, s=10, color="#bbbbbb", label="(key, value)")
-        ax_fit.plot(GRID, true_function(GRID), color="#228833", linestyle="--", lw=1,
+        ax_fit.scatter(keys, values, s=10, color=GREY, label="(key, value)")
+        ax_fit.plot(GRID, true_function(GRID), color=GREEN, linestyle="--", lw=1,
                     label="true")
-        (self.fit,) = ax_fit.plot(GRID, GRID * 0, color="#4477aa", lw=1.8, animated=True,
+        (self.fit,) = ax_fit.plot(GRID, GRID * 0, color=BLUE, lw=1.8, animated=True,
                                   label="fitted")
-        self.chosen = ax_fit.scatter(keys, values, s=0 * keys, color="#ee6677", animated=True)
+        self.chosen = ax_fit.scatter(keys, values, s=0 * keys, color=RED, animated=True)
         # stops below the legend's band
-        (self.qline,) = ax_fit.plot([0, 0], [-2.5, 4.3], color="#ee6677", lw=1, animated=True)
-        (self.out,) = ax_fit.plot([0], [0], marker="*", ms=11, color="#aa3377",
+        (self.qline,) = ax_fit.plot([0, 0], [-2.5, 4.3], color=RED, lw=1, animated=True)
+        (self.out,) = ax_fit.plot([0], [0], marker="*", ms=11, color=PURPLE,
                                   linestyle="", animated=True)
         ax_fit.set(title="fitted at every x; red line: the query", ylabel="y (value)",
                    xlim=X_RANGE, ylim=(-2.5, 6.2), yticks=[-2, 0, 2, 4])
         # The data stay below y = 4; the legend has the band above to itself.
         ax_fit.legend(loc="upper center", ncol=3, frameon=False, borderaxespad=0.1,
                       handlelength=1.2, columnspacing=1.0)
-        self.stems = ax_w.vlines(keys, 0, 0 * keys, color="#ee6677", lw=2, animated=True)
-        ax_w.axhline(1 / len(keys), color="#222222", linestyle="--", lw=1)
-        self.wq = ax_w.axvline(0, color="#ee6677", lw=1, linestyle=":", animated=True)
+        self.stems = ax_w.vlines(keys, 0, 0 * keys, color=RED, lw=2, animated=True)
+        ax_w.axhline(1 / len(keys), color=INK, linestyle="--", lw=1)
+        self.wq = ax_w.axvline(0, color=RED, lw=1, linestyle=":", animated=True)
         ax_w.set(title="the query's weights (dashed: uniform 1/m)", xlabel="x (query / key)",
                  ylabel="weight", xlim=X_RANGE, ylim=(0, 1.02), yticks=[0, 0.5, 1])
 

@@ -18,6 +18,7 @@ import matplotlib
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREY, PALE_GREY, RED
 from attention_qa.positional import (
     SCHEME_LABELS,
     SCHEME_NAMES,
@@ -113,7 +114,7 @@ class SchemesView(View):
 
     def setup(self, fig):
         ax_map, ax_row = fig.subplots(2, 1, height_ratios=(1.25, 1))
-        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#eeeeee")
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad=PALE_GREY)
         self.image = ax_map.imshow(
             torch.zeros(N, N).numpy(), cmap=cmap, vmin=0, vmax=1, aspect="auto",
             interpolation="nearest", animated=True,
@@ -122,19 +123,19 @@ class SchemesView(View):
             # animated, so that they are drawn over the image, which is animated too
             line(TRAINED - 0.5, color="white", linestyle="--", linewidth=1.2, animated=True,
                  zorder=3)
-        self.row_line = ax_map.axhline(0, color="#ee6677", linewidth=1.5, animated=True,
+        self.row_line = ax_map.axhline(0, color=RED, linewidth=1.5, animated=True,
                                        zorder=4)
         ax_map.set(xlabel="key position n", ylabel="query m", xticks=(0, 32, 64, 96, 127),
                    yticks=(0, 64, 127))
         self.title = ax_map.set_title("sinusoidal")
         self.title.set_animated(True)
         offsets = torch.arange(N).numpy()
-        (self.curve,) = ax_row.plot(offsets, offsets * 0.0, color="#ee6677", animated=True,
+        (self.curve,) = ax_row.plot(offsets, offsets * 0.0, color=RED, animated=True,
                                     label="query m")
         (self.reference,) = ax_row.plot(offsets[: REFERENCE + 1], offsets[: REFERENCE + 1] * 0.0,
-                                        color="#4477aa", linestyle="--", animated=True,
+                                        color=BLUE, linestyle="--", animated=True,
                                         label=f"query {REFERENCE}")
-        ax_row.axvline(TRAINED - 0.5, color="#bbbbbb", linestyle="--", linewidth=1)
+        ax_row.axvline(TRAINED - 0.5, color=GREY, linestyle="--", linewidth=1)
         self.ax_row = ax_row
         ax_row.set(xlabel="offset m − n", ylabel="score", xlim=(0, N - 1),
                    xticks=(0, 32, 64, 96, 127))

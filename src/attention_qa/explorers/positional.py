@@ -10,6 +10,7 @@ Every row has norm √(d_model/2), so this is the dot product divided by d_model
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel.palette import BLUE, GREY, RED
 from attention_qa.positional import similarity_to, sinusoidal_encoding
 
 NUM_POSITIONS = 128
@@ -53,7 +54,7 @@ class PositionalView(View):
             interpolation="auto",
             animated=True,
         )
-        (self.row,) = ax_pe.plot([0, 0], [0, 1], color="#ee6677", linewidth=2, animated=True)
+        (self.row,) = ax_pe.plot([0, 0], [0, 1], color=RED, linewidth=2, animated=True)
         ax_pe.axhline(0.5, color="white", linewidth=1)
         ax_pe.set(
             title="PE(q): frequencies fast (top) to slow",
@@ -62,9 +63,9 @@ class PositionalView(View):
         )
         fig.colorbar(self.image, ax=ax_pe, fraction=0.05, ticks=(-1, 0, 1))
         positions = torch.arange(NUM_POSITIONS).numpy()
-        (self.curve,) = ax_sim.plot(positions, positions * 0.0, color="#4477aa", animated=True)
-        (self.marker,) = ax_sim.plot([0], [1], "o", color="#ee6677", animated=True)
-        ax_sim.axhline(0, color="#bbbbbb", linewidth=0.8)
+        (self.curve,) = ax_sim.plot(positions, positions * 0.0, color=BLUE, animated=True)
+        (self.marker,) = ax_sim.plot([0], [1], "o", color=RED, animated=True)
+        ax_sim.axhline(0, color=GREY, linewidth=0.8)
         ax_sim.set(
             title="cosine similarity of PE(p) and PE(q)",
             xlabel="position q (red: p)",

@@ -13,12 +13,13 @@ memory does.
 from functools import lru_cache
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, RED
 from attention_qa.recurrent import RECALL_KINDS, decode_memory_elements, mean_recall_accuracy
 
 LENGTHS = (1024, 4096, 16384, 65536)
 STATE_SIZES = (8, 16, 32, 64)
 PAIRS = (4, 8, 16, 32, 64, 128)
-COLOURS = ("#4477aa", "#ee6677", "#228833")
+COLOURS = (BLUE, RED, GREEN)
 SHORT = ("softmax", "linear", "delta")
 MEMORY_RANGE = (10, 3e7)
 

@@ -14,6 +14,7 @@ import math
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, GREY, INK, RED
 from attention_qa.positional import rope_frequencies, rope_score_by_offset
 
 D = 32
@@ -22,8 +23,8 @@ OFFSETS = (0, 1, 2, 4, 8, 16, 32, 64)
 PAIRS = (0, 1, 2, 4, 8, 15)
 BASES = (100.0, 10000.0, 500000.0)
 BASE_LABELS = ("100", "10 000", "500 000")
-QUERY = "#ee6677"
-KEY = "#4477aa"
+QUERY = RED
+KEY = BLUE
 
 
 def _content() -> torch.Tensor:
@@ -71,23 +72,23 @@ class RopeView(View):
         ax_pair, ax_score = fig.subplots(1, 2, width_ratios=(1, 1.7))
         circle = torch.linspace(0, 2 * math.pi, 100)
         ax_pair.plot((2.2 * circle.cos()).numpy(), (2.2 * circle.sin()).numpy(),
-                     color="#bbbbbb", linewidth=0.8)
+                     color=GREY, linewidth=0.8)
         self.key_arrow, = ax_pair.plot([0, 1], [0, 0], color=KEY, linewidth=2.5,
                                        label="key", animated=True)
         self.query_arrow, = ax_pair.plot([0, 1], [0, 0], color=QUERY, linewidth=2.5,
                                          label="query", animated=True)
-        self.arc, = ax_pair.plot([0], [0], color="#222222", linewidth=1, animated=True)
+        self.arc, = ax_pair.plot([0], [0], color=INK, linewidth=1, animated=True)
         lim = 2.6
         ax_pair.set(xlim=(-lim, lim), ylim=(-lim, lim), aspect="equal", xticks=(), yticks=())
         self.pair_title = ax_pair.set_title("pair 0, rotated")
         self.pair_title.set_animated(True)
         offsets = torch.arange(MAX_OFFSET + 1).numpy()
-        self.total, = ax_score.plot(offsets, offsets * 0.0, color="#222222", label="all pairs",
+        self.total, = ax_score.plot(offsets, offsets * 0.0, color=INK, label="all pairs",
                                     animated=True)
-        self.alone, = ax_score.plot(offsets, offsets * 0.0, color="#228833", linewidth=1,
+        self.alone, = ax_score.plot(offsets, offsets * 0.0, color=GREEN, linewidth=1,
                                     label="this pair", animated=True)
         self.marker = ax_score.axvline(0, color=QUERY, linewidth=1.5, animated=True)
-        ax_score.axhline(0, color="#bbbbbb", linewidth=0.8)
+        ax_score.axhline(0, color=GREY, linewidth=0.8)
         ax_score.set(xlabel="offset m − n", ylim=(-1.1, 1.1), xlim=(0, MAX_OFFSET),
                      xticks=(0, 16, 32, 48, 64), yticks=(-1, 0, 1),
                      title="score / score at offset 0")

@@ -10,6 +10,7 @@ import math
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, RED
 from attention_qa.panel.plots import key_edges, sorted_weights_axes
 from attention_qa.saturation import (
     SCALINGS,
@@ -56,7 +57,7 @@ class SaturationView(View):
 
     def setup(self, fig):
         ax_scores, ax_weights = fig.subplots(2, 1)
-        self.hist = ax_scores.stairs([0.0], [0.0, 1.0], fill=True, color="#4477aa", animated=True)
+        self.hist = ax_scores.stairs([0.0], [0.0, 1.0], fill=True, color=BLUE, animated=True)
         ax_scores.set(
             xlabel=f"score after scaling, all queries (clipped at ±{SCORE_RANGE:g})",
             ylabel="fraction",
@@ -65,7 +66,7 @@ class SaturationView(View):
         )
         # The title carries the spread: no corner of the histogram is free for every setting.
         self.note = ax_scores.set_title("scores", animated=True)
-        self.bars = ax_weights.stairs([0.0], [0.0, 1.0], fill=True, color="#ee6677", animated=True)
+        self.bars = ax_weights.stairs([0.0], [0.0, 1.0], fill=True, color=RED, animated=True)
         self.uniform = sorted_weights_axes(ax_weights)
         ax_weights.legend([self.uniform], ["uniform 1/m"], loc="upper right", frameon=False)
 

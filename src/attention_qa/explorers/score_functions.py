@@ -10,6 +10,7 @@ saturates softmax; dividing by √d_k keeps it at variance 1 (Vaswani et al., 20
 import math
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, RED
 from attention_qa.panel.plots import key_edges, sorted_weights_axes
 from attention_qa.saturation import saturation_stats, score_function_weights
 
@@ -18,7 +19,7 @@ KEY_COUNTS = (8, 32, 128)
 NUM_QUERIES = 256
 D_HIDDEN = 64
 METHODS = ("additive", "dot", "scaled dot")
-COLOURS = {"additive": "#228833", "dot": "#ee6677", "scaled dot": "#4477aa"}
+COLOURS = {"additive": GREEN, "dot": RED, "scaled dot": BLUE}
 
 
 def score_function_frame(d_k: int, m: int) -> Frame:

@@ -15,6 +15,7 @@ import matplotlib
 import torch
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import RED
 from attention_qa.sparse import (
     SPARSE_INPUTS,
     SPARSE_PATTERNS,
@@ -51,7 +52,7 @@ class PatternView(View):
             interpolation="nearest",
         )
         self.ax_w.set(title="weights; grey: dropped", xlabel="key j", ylabel="query i")
-        (self.err_line,) = self.ax_err.plot([], [], color="#ee6677", animated=True)
+        (self.err_line,) = self.ax_err.plot([], [], color=RED, animated=True)
         self.ax_err.set(title="RMS error vs full", xlabel="query i", ylim=(0, 1.3))
         self.n = None
 

@@ -11,13 +11,14 @@ drafts, the token resampled at a rejection, and the bonus token when all four we
 """
 
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, GREY, PURPLE, RED, WHITE, YELLOW
 from attention_qa.speculative import expected_tokens_per_step, sampled_steps, speedup
 
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 COSTS = (0.02, 0.05, 0.1, 0.2, 0.5)
 GAMMAS = tuple(range(0, 21))
 SAMPLED_GAMMA, SAMPLED_STEPS = 4, 10
-COLOURS = {"accepted": "#4477aa", "resampled": "#ee6677", "bonus": "#ccbb44"}
+COLOURS = {"accepted": BLUE, "resampled": RED, "bonus": YELLOW}
 
 
 def speculative_frame(alpha: float, cost: float) -> Frame:
@@ -42,17 +43,17 @@ class GainView(View):
 
     def setup(self, fig):
         ax, strip = fig.subplots(2, 1, height_ratios=(2.2, 1))
-        (self.tokens,) = ax.plot(GAMMAS, [1] * len(GAMMAS), marker="o", ms=4, color="#4477aa",
+        (self.tokens,) = ax.plot(GAMMAS, [1] * len(GAMMAS), marker="o", ms=4, color=BLUE,
                                  animated=True, label="tokens per target pass")
-        (self.gains,) = ax.plot(GAMMAS, [1] * len(GAMMAS), marker="s", ms=4, color="#228833",
+        (self.gains,) = ax.plot(GAMMAS, [1] * len(GAMMAS), marker="s", ms=4, color=GREEN,
                                 animated=True, label="speed-up after the draft's cost")
-        (self.best,) = ax.plot([0], [1], marker="*", ms=14, color="#aa3377", linestyle="",
+        (self.best,) = ax.plot([0], [1], marker="*", ms=14, color=PURPLE, linestyle="",
                                animated=True)
-        ax.axhline(1, color="#bbbbbb", lw=1)
+        ax.axhline(1, color=GREY, lw=1)
         ax.set(xlabel="draft length γ", ylim=(0, 11), xticks=GAMMAS[::2])
         ax.legend(loc="upper left", frameon=False)
         width = SAMPLED_GAMMA + 1
-        self.cells = [[strip.bar(step, 0.9, bottom=slot, width=0.9, color="#ffffff",
+        self.cells = [[strip.bar(step, 0.9, bottom=slot, width=0.9, color=WHITE,
                                  animated=True)[0] for slot in range(width)]
                       for step in range(SAMPLED_STEPS)]
         strip.set(xlim=(-0.6, SAMPLED_STEPS - 0.4), ylim=(0, width), yticks=[],
@@ -65,7 +66,7 @@ class GainView(View):
         self.best.set_data([data["best"]], [data["gains"][data["best"]]])
         for step, outcome in zip(self.cells, data["steps"], strict=True):
             for slot, cell in enumerate(step):
-                cell.set_color(COLOURS[outcome[slot]] if slot < len(outcome) else "#ffffff")
+                cell.set_color(COLOURS[outcome[slot]] if slot < len(outcome) else WHITE)
 
 
 def speculative_explorer() -> Explorer:

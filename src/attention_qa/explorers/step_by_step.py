@@ -14,11 +14,12 @@ from attention_qa.attention import (
     worked_steps,
 )
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREEN, INK, RED
 
 TOKENS = WORKED_TOKENS
 SCALINGS = WORKED_SCALINGS
 steps = worked_steps  # the name used before
-COLOURS = ("#4477aa", "#ee6677", "#228833")  # one per key token
+COLOURS = (BLUE, RED, GREEN)  # one per key token
 
 
 def _ranges():
@@ -68,7 +69,7 @@ class StepView(View):
             self.bars[key] = ax.bar(x, [0.0] * 3, color=COLOURS, animated=True)
             ax.set_title(title)
             ax.set_xticks(list(x), [f"k({t})" for t in TOKENS])
-            ax.axhline(0, color="#222222", lw=0.6)
+            ax.axhline(0, color=INK, lw=0.6)
         for ax in axes[:2]:
             ax.set_ylim(*SCORE_LIMITS)
         axes[2].set_ylim(0, 1.2)
@@ -85,10 +86,10 @@ class StepView(View):
             self.parts.append(ax.bar(positions, [0.0] * 4, width=width, color=colour,
                                      animated=True, label=f"p·v ({TOKENS[j]})"))
         (self.total,) = ax.plot(range(4), [0.0] * 4, linestyle="", marker="_", ms=22, mew=2.5,
-                                color="#222222", animated=True, label="output")
+                                color=INK, animated=True, label="output")
         ax.set(title=titles[3], ylim=OUTPUT_LIMITS, xlim=(-0.6, 3.6), xlabel="dimension")
         ax.set_xticks(range(4))
-        ax.axhline(0, color="#222222", lw=0.6)
+        ax.axhline(0, color=INK, lw=0.6)
         fig.legend([self.total, *(bars[0] for bars in self.parts)],
                    ["output", *(f"p·v ({t})" for t in TOKENS)],
                    loc="outside lower center", ncol=4, frameon=False, markerscale=0.5,

@@ -11,11 +11,12 @@ this vocabulary.
 from attention_qa.corpus import SENTENCES
 from attention_qa.costs import model_parameter_counts
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, YELLOW
 from attention_qa.tokens import book_tokenizer, token_spans
 
 MERGES = (0, 25, 50, 100, 200, 400, 800)
 TRAINING = ("english", "both")
-COLOURS = ("#4477aa", "#ccbb44")
+COLOURS = (BLUE, YELLOW)
 
 
 def sentence_figures(name: str, n_tokens: int, n_chars: int) -> str:

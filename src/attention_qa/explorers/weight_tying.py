@@ -9,11 +9,12 @@ NUM_BLOCKS Transformer blocks with d_ff = 4·d_model (counted as in
 
 from attention_qa.costs import NUM_BLOCKS, model_parameter_counts
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.palette import BLUE, GREY, RED
 
 VOCAB_VALUES = (8_000, 16_000, 32_000, 37_000, 50_257, 128_000)
 D_MODEL_VALUES = (128, 256, 512, 768, 1024, 2048)
 SEGMENTS = ("input embedding", "blocks", "output projection")
-COLOURS = ("#4477aa", "#bbbbbb", "#ee6677")
+COLOURS = (BLUE, GREY, RED)
 
 
 def tying_frame(vocab_size: int, d_model: int) -> Frame:

@@ -12,6 +12,7 @@ C = 96 of Swin-T's first stage (Liu et al., 2021, §3.2 and §3.3), global atten
 import numpy as np
 
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
+from attention_qa.panel.palette import BLUE, GREY
 from attention_qa.vision import msa_flops, window_mask, window_msa_flops
 
 GRIDS = (8, 12, 16)
@@ -64,7 +65,7 @@ class WindowView(View):
         self.img = self.ax.imshow(np.ones((grid, grid, 3)), animated=True,
                                   interpolation="nearest")
         self.ax.set(title="red attends to blue", xticks=[], yticks=[])
-        self.bars = self.bars_ax.bar([0, 1], [1, 1], color=["#bbbbbb", "#4477aa"],
+        self.bars = self.bars_ax.bar([0, 1], [1, 1], color=[GREY, BLUE],
                                      animated=True)
         self.bars_ax.set(xticks=[0, 1], xticklabels=["global", "window"], ylim=(0, 1.05),
                          title="cost, Eq. (1) = 1")

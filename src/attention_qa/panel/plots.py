@@ -2,10 +2,12 @@
 
 import torch
 
+from attention_qa.panel.palette import INK
+
 
 def sorted_weights_axes(ax):
     """Axes for one query's m weights, largest first, over [0, 1]; returns the 1/m line."""
-    (uniform,) = ax.plot([0, 1], [0, 0], color="#222222", linestyle="--", linewidth=1,
+    (uniform,) = ax.plot([0, 1], [0, 0], color=INK, linestyle="--", linewidth=1,
                          animated=True)
     ax.set(
         title="weights of one query, largest first",
