@@ -59,6 +59,7 @@ from attention_qa.checks import (
     q35,
     q37,
     q38,
+    q40,
     q41,
     q42,
 )
@@ -70,6 +71,7 @@ from tests.test_checks_dtypes import (
     selective_scan_by_cumulative_sums,
     top_k_gates_by_masking,
 )
+from tests.test_checks_q40 import by_flat_vector, by_torch_utils
 from tests.test_checks_q41 import by_hand, by_nll_loss
 from tests.test_checks_vision import by_masked_sdpa
 
@@ -892,6 +894,11 @@ def _exercises() -> dict:
              "numpy": lambda *a: np.int64(S("q38")(*a))},
             NUMBER_FORMS,
             slips=(q38.llama_parameters_variant, q38.LLAMA_PARAMETER_SLIPS)),
+        "q40": Exercise(
+            checks.check_clip_by_global_norm,
+            {"solution": S("q40"), "torch utils": by_torch_utils, "flat vector": by_flat_vector},
+            FLOAT_FORMS,
+            slips=(q40.clip_variant, q40.CLIP_SLIPS)),
         "q41": Exercise(
             checks.check_masked_lm_loss,
             {"solution": S("q41"), "by hand": by_hand, "nll_loss": by_nll_loss,
