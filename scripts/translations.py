@@ -111,6 +111,8 @@ TERMS = (
          "缩小 N 倍、少 N 倍、缩小的倍数"),
     Term("router (MoE)", "路由器", ("门控网络",), "门控网络（作注释时除外）",
          allowed=("（门控网络）", "（router，门控网络）")),
+    Term("segment embedding (BERT)", "分段嵌入", ("片段嵌入",), "片段嵌入（片段指 span）"),
+    Term("text infilling (BART)", "文本填充", ("文本补全", "文本插补"), "文本补全、文本插补"),
 )
 
 # Entries where a variant is the right word: (catalogue, start of the entry's msgid, the
