@@ -92,9 +92,10 @@ class ActivationView(View):
         self.units_title = ax_units.set_title("dead units: 0 of 32", animated=True)
         ax_units.set(xlim=(-0.5, 31.5), ylim=(0, 1.05), xlabel="hidden unit (sorted)",
                      ylabel="inputs passing gradient", xticks=())
-        (self.weight_bar,) = ax_weights.barh([0], [0.0], color="#4477aa", animated=True)
+        (self.weight_bar,) = ax_weights.barh([0], [0.0], height=0.5, color="#4477aa",
+                                             animated=True)
         ax_weights.axvline(8, color="#888888", linestyle="--", linewidth=1)
-        ax_weights.text(8.15, 0.42, "2017: 8·d²", ha="left", va="center")
+        ax_weights.text(8.15, 0.42, "2017: 8·d²", ha="left", va="center")  # above the bar
         ax_weights.set(ylim=(-0.6, 0.6), xlim=(0, 13), yticks=(), xlabel="FFN weights / d²")
 
     def update(self, data):
