@@ -126,17 +126,21 @@ def test_xl_dependency_length_follows_the_states_back_layer_by_layer():
 
 def test_context_strategies_match_the_inference_budget():
     from attention_qa.inference import memory_bytes, step_costs
-    from attention_qa.long_context import context_strategies
+    from attention_qa.long_context import context_strategies, prefill_costs
 
     r = context_strategies(100_000, 32_768, 1_000, 4, question=100, answer=500)
     assert not r["whole document"]["fits"]
     room = 32_768 - 100 - 500
     assert r["truncate"]["seen"] == room
-    assert r["truncate"]["flops"] == step_costs("Llama-3-8B", 1, room + 100, room + 100)["flops"]
+    assert r["truncate"]["flops"] == prefill_costs("Llama-3-8B", room + 100)["flops"]
     assert r["retrieve k chunks"]["seen"] == 4_000 and r["retrieve k chunks"]["calls"] == 1
     assert r["retrieve k chunks"]["kv_bytes"] == memory_bytes("Llama-3-8B", 1, 4_100)["K/V cache"]
     assert r["map over chunks"]["calls"] == 100 and r["map over chunks"]["seen"] == 100_000
-    assert r["map over chunks"]["flops"] == 100 * step_costs("Llama-3-8B", 1, 1_100, 1_100)["flops"]
+    assert r["map over chunks"]["flops"] == 100 * prefill_costs("Llama-3-8B", 1_100)["flops"]
+    # the LM head runs on the last prompt position only: 2 · vocab · d FLOPs fewer per other one
+    full = step_costs("Llama-3-8B", 1, 1_100, 1_100)
+    assert full["flops"] - prefill_costs("Llama-3-8B", 1_100)["flops"] == 2 * 128_256 * 4096 * 1_099
+    assert prefill_costs("Llama-3-8B", 1)["flops"] == step_costs("Llama-3-8B", 1, 1, 1)["flops"]
     short = context_strategies(10_000, 32_768, 1_000, 4)
     assert short["whole document"]["fits"] and short["whole document"]["seen"] == 10_000
     odd = context_strategies(2_500, 32_768, 1_000, 8)  # chunks of 1,000, 1,000 and 500

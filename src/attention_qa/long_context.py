@@ -15,7 +15,7 @@ import math
 import torch
 
 from attention_qa.attention import masked_softmax
-from attention_qa.inference import memory_bytes, roofline_seconds, step_costs
+from attention_qa.inference import LLAMA_CONFIGS, memory_bytes, roofline_seconds, step_costs
 from attention_qa.masks import causal_mask, sink_window_mask
 from attention_qa.training import portable_uniform
 from attention_qa.validation import (
@@ -124,6 +124,17 @@ def xl_dependency_length(segment_len: int, num_layers: int) -> int:
         "num_layers", num_layers)
 
 
+def prefill_costs(model: str, prompt: int) -> dict:
+    """``inference.step_costs`` of one prefill of ``prompt`` tokens (batch 1), with the LM
+    head's FLOPs counted for the last token only: a server computes the logits of the last
+    prompt position, the one that picks the first output token, not of every position.
+    Returns flops, bytes and intensity, as ``step_costs`` does."""
+    costs = step_costs(model, 1, prompt, prompt)  # checks the model's name and the length
+    _, d, _, _, _, vocab = LLAMA_CONFIGS[model]
+    flops = costs["flops"] - 2 * vocab * d * (prompt - 1)  # the LM head on n − 1 positions
+    return {"flops": flops, "bytes": costs["bytes"], "intensity": flops / costs["bytes"]}
+
+
 STRATEGIES = ("whole document", "truncate", "retrieve k chunks", "map over chunks")
 
 
@@ -139,7 +150,10 @@ def context_strategies(document: int, window: int, chunk: int, k: int, question:
     the first token of the answer on one H100, calls run one after another; for the map,
     the map prefills only: generating and combining the partial answers comes on top), or
     ``fits = False`` when the strategy cannot run in this window. Costs from
-    ``inference.step_costs`` with ``model``'s shapes; the retriever's own cost is left out.
+    ``prefill_costs`` with ``model``'s shapes; the retriever's own cost (embedding the
+    document, searching, reranking) is left out. Truncation keeps the last tokens, as a
+    tokenizer with ``truncation_side="left"`` does (Hugging Face's default, "right", keeps
+    the first).
     """
     for name, value in (("document", document), ("window", window), ("chunk", chunk),
                         ("k", k), ("answer", answer)):
@@ -152,7 +166,7 @@ def context_strategies(document: int, window: int, chunk: int, k: int, question:
 
     def prefill(*prompts: int) -> dict:
         """Prefills of these prompts, one after another."""
-        costs = {p: step_costs(model, 1, p, p) for p in set(prompts)}  # a few distinct sizes
+        costs = {p: prefill_costs(model, p) for p in set(prompts)}  # a few distinct sizes
         largest = max(prompts)
         return {"calls": len(prompts), "prompt": largest,
                 "flops": sum(costs[p]["flops"] for p in prompts),
@@ -162,7 +176,7 @@ def context_strategies(document: int, window: int, chunk: int, k: int, question:
                 "fits": True}
 
     cannot = {"fits": False, "seen": 0}
-    kept = min(document, room)  # truncation keeps the last `room` tokens
+    kept = min(document, room)  # truncation keeps the last `room` tokens (truncation_side="left")
     pieces = [chunk] * (document // chunk) + ([document % chunk] if document % chunk else [])
     retrieved = sum(pieces[:k])  # k chunks (the last one may be short)
     return {

@@ -6,7 +6,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import call_learner, require_shape
+from attention_qa.checks.common import as_answer, call_learner, require_shape
 
 
 def xl_mask_variant(segment_len: int, memory_len: int, bug: str | None = None):
@@ -24,6 +24,8 @@ def xl_mask_variant(segment_len: int, memory_len: int, bug: str | None = None):
         mask = j < memory_len + i
     elif bug == "memory_after":  # [segment, memory]: the segment's keys first
         mask = (j <= i) | (j >= segment_len)
+    elif bug == "masked_unshifted":  # triu(ones, diagonal=memory_len), not negated
+        mask = j >= memory_len + i
     else:
         mask = j <= memory_len + i
     return ~mask if bug == "inverted" else mask
@@ -49,6 +51,11 @@ XL_MASK_SLIPS = {
     "memory_after": (
         "the memory is placed after the segment: the keys are [memory, segment], memory first"
     ),
+    "masked_unshifted": (
+        "the mask marks the masked keys, and one too many: this looks like "
+        "triu(ones, diagonal=memory_len), where True means masked and each query loses its "
+        "own key; negate the paper's triu(ones, diagonal=1 + memory_len) instead"
+    ),
 }
 
 
@@ -60,9 +67,27 @@ def check_xl_attention_mask(fn: Callable) -> None:
     for segment_len, memory_len in cases:
         case = f"segment_len = {segment_len}, memory_len = {memory_len}"
         expected = xl_mask_variant(segment_len, memory_len)
-        got = require_shape(call_learner(fn, case, segment_len, memory_len),
-                            expected.shape, case, "the mask")
+        got = as_answer(call_learner(fn, case, segment_len, memory_len), case, "the mask")
+        if tuple(got.shape) == (*expected.shape, 1):
+            raise AssertionError(
+                f"on {case}, the mask has shape {tuple(got.shape)}: drop the last axis "
+                f"(the paper's code adds [:, :, None] to broadcast over the batch; "
+                f".squeeze(-1) removes it)"
+            )
+        got = require_shape(got, expected.shape, case, "the mask")
         if not ((got == 0) | (got == 1)).all():
+            values = got.to(torch.float64)
+            if (values < 0).any():
+                raise AssertionError(
+                    f"on {case}, the mask holds negative values: this looks like an additive "
+                    f"mask (0 where a query may attend, -inf where it may not); return a "
+                    f"boolean mask, True = may attend"
+                )
+            if ((values == 254) | (values == 255)).all():
+                raise AssertionError(
+                    f"on {case}, the mask holds 254/255: ~ on a uint8 tensor flips every bit "
+                    f"(~1 = 254, ~0 = 255); negate a bool tensor, or return 1 - mask"
+                )
             raise AssertionError(f"on {case}, the mask should hold only True/False (or 1/0)")
         got = got.bool()
         if torch.equal(got, expected):
