@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import as_number, call_learner, diagnose
+from attention_qa.checks.common import as_number, call_learner, computed_in, diagnose
 
 IGNORE_INDEX = -100
 
@@ -28,7 +28,13 @@ MLM_LOSS_SLIPS = {
     ),
     "perplexity": "this is the perplexity, exp(loss); return the cross-entropy itself",
     "log2": "the loss is in bits (log base 2); cross_entropy uses the natural log (nats)",
+    "label_smoothing": (
+        "this is the loss with label smoothing 0.1, which mixes in the mean −log p over the "
+        "vocabulary; the MLM loss is the plain cross-entropy (label_smoothing=0)"
+    ),
 }
+
+HALF_PRECISION = (torch.float16, torch.bfloat16)
 
 
 def mlm_loss_variant(logits, labels, bug: str | None = None):
@@ -37,6 +43,8 @@ def mlm_loss_variant(logits, labels, bug: str | None = None):
     keep = labels != IGNORE_INDEX  # (..., n)
     log_probs = logits if bug == "no_log_softmax" else torch.log_softmax(logits, dim=-1)
     picked = log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)  # (..., n)
+    if bug == "label_smoothing":  # F.cross_entropy(..., label_smoothing=0.1)
+        picked = 0.9 * picked + 0.1 * log_probs.mean(-1)
     nll = torch.where(keep, -picked, torch.zeros_like(picked))  # (..., n)
     if bug == "sum":
         return nll.sum()
@@ -63,7 +71,12 @@ def check_masked_lm_loss(fn: Callable) -> None:
     """Check ``fn(logits, labels)`` → the mean cross-entropy over the positions whose label
     is not −100, for logits of shape (..., n, V) in float64 and int64 labels of shape
     (..., n): one sequence (n, V), a batch (B, n, V) whose sequences hold different numbers
-    of labelled positions, and two leading dimensions (2, 3, n, V); ids up to V − 1 = 49."""
+    of labelled positions, a batch with one sequence that has none (it adds nothing to the
+    mean), and two leading dimensions (2, 3, n, V); ids up to V − 1 = 49.
+
+    The answer must be computed in float32 or better: in float16 or bfloat16 the tolerance
+    would be wide enough to let a slip such as label smoothing 0.1 pass, so half precision
+    is refused, named."""
     g = torch.Generator().manual_seed(41)
     cases = []
     logits, labels = _case(g, (7,), 50, 2.0, [0, 3])
@@ -71,6 +84,9 @@ def check_masked_lm_loss(fn: Callable) -> None:
     logits, labels = _case(g, (3, 6), 50, 3.0, ([0, 0, 0, 0, 1, 2], [0, 1, 2, 4, 5, 5]))
     cases.append(("a batch, logits (3, 6, 50), 2, 5 and 5 labelled positions",
                   logits, labels))
+    logits, labels = _case(g, (3, 4), 50, 2.0, ([1, 1, 1, 1, 0, 2], [0, 1, 2, 3, 1, 0]))
+    cases.append(("a batch, logits (3, 4, 50), whose middle sequence has no labelled "
+                  "position", logits, labels))
     ignored = (torch.tensor([0, 0, 1, 1, 1]), torch.tensor([0, 2, 1, 1, 2]),
                torch.tensor([1, 3, 0, 4, 2]))
     logits, labels = _case(g, (2, 3, 5), 12, 1.5, ignored)
@@ -78,6 +94,12 @@ def check_masked_lm_loss(fn: Callable) -> None:
     for case, logits, labels in cases:
         expected = mlm_loss_variant(logits, labels)
         got = as_number(call_learner(fn, case, logits.clone(), labels.clone()), case)
+        half = got.dtype if got.dtype in HALF_PRECISION else computed_in()
+        if half in HALF_PRECISION:
+            raise AssertionError(
+                f"on {case}, the loss was computed in {str(half).removeprefix('torch.')}; "
+                "compute it in float32 or better: half precision keeps about three "
+                "significant digits, too few to tell a slightly wrong loss from a right one")
         diagnose(got, expected, case, "the loss",
                  "the mean of −log softmax(logits)[label] over the labels that are not −100",
                  MLM_LOSS_SLIPS, partial(mlm_loss_variant, logits, labels))
