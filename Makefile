@@ -8,7 +8,7 @@ JB := $(VENV)/bin/jupyter-book
 SITE := _build/html
 PORT ?= 8000
 
-.PHONY: gettext setup book test lint unit nbval nbval-portable nbval-native determinism build build-zh site site-en site-zh site-after-build site-zh-after-build classroom lab serve execute bench student drill anki handouts dist clean
+.PHONY: help gettext setup book test lint unit nbval nbval-portable nbval-native determinism build build-zh site site-en site-zh site-after-build site-zh-after-build classroom lab serve execute bench student drill anki handouts dist clean
 
 ## Per-environment state. matplotlib's font list, IPython's profile and Jupyter's config,
 ## data and runtime files live in .venv/state, not in the home directory, so no check reads
@@ -25,6 +25,12 @@ export JUPYTER_RUNTIME_DIR := $(STATE)/jupyter/runtime
 ## explorers and tests that need them; each setting trains for itself.
 export ATTENTION_QA_TRAINED := $(CURDIR)/_build/.trained
 
+## help: every target, one line each
+help:
+	@awk '/^## [a-z-]+: / && prev !~ /^##/ { line = substr($$0, 4); name = substr(line, 1, index(line, ":") - 1); \
+	  printf "  make %-13s %s\n", name, substr(line, length(name) + 3) } { prev = $$0 }' $(MAKEFILE_LIST)
+
+## setup: create .venv and install the pinned requirements (every target does it first)
 setup: $(STAMP)
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
@@ -40,10 +46,9 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml package-lock.json
 ## book: build the site into _build/html from the notebooks' saved outputs (explorer panels
 ## are rendered once and kept in _build/.frames), and the Chinese edition beside it in
 ## _build/html/zh, from the same pages and the translations in locales/zh_CN
+BUILD_EN := $(JB) build . -W -n --keep-going
 BUILD_ZH := $(PY) scripts/build_language.py zh_CN
-book: $(STAMP)
-	$(JB) build . -W -n --keep-going
-	$(BUILD_ZH)
+book: build build-zh
 	@echo
 	@echo "The book is built. Open $(SITE)/index.html (中文版: $(SITE)/zh/index.html), or run 'make serve'."
 
@@ -60,15 +65,14 @@ gettext: $(STAMP)
 ## Machine settings. PyTorch picks its CPU kernels when it starts (ATEN_CPU_CAPABILITY), MKL
 ## its own code path (MKL_ENABLE_INSTRUCTIONS), and the thread count (OMP_NUM_THREADS) sets
 ## the order of sums. Every saved output must come out the same under each of these:
-## `make execute` saves under SAVE_SETTING, nbval checks under NBVAL_PORTABLE and under the
+## `make execute` saves under PORTABLE, nbval checks under PORTABLE too and under the
 ## machine's own capability with two threads, and the determinism check under a third.
 ## An idle OpenMP thread sleeps instead of spinning (OMP_WAIT_POLICY=PASSIVE): `make test`
 ## runs two stages at once on two cores, and a thread spinning in one stage takes the core the
 ## other needs (nbval on two threads beside a busy core: 64 s spinning, 34 s passive, on five
 ## chapters). The policy changes when a thread waits, never how work is split or summed.
 export OMP_WAIT_POLICY ?= PASSIVE
-SAVE_SETTING := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1
-NBVAL_PORTABLE := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1
+PORTABLE := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1
 NBVAL_NATIVE := OMP_NUM_THREADS=2
 AVX2 := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo avx2 || echo default)
 DETERMINISM_SETTING := ATEN_CPU_CAPABILITY=$(AVX2) MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=3
@@ -93,9 +97,11 @@ test: $(STAMP)
 	  $(PY) scripts/record_make_test.py $$(( $$(date +%s) - start ))
 	@echo "make test: all checks passed ($$(cat benchmarks/results/make_test.json))"
 
+## lint: ruff over the package, the tests, the scripts, the extension and every notebook
 lint: $(STAMP)
 	$(TIMED) lint $(PY) -m ruff check src tests scripts benchmarks _ext book
 
+## unit: the unit tests (every helper against its reference, every checker's forms)
 unit: $(STAMP)
 	$(TIMED) unit $(PY) -m pytest tests --ignore=tests/site --ignore=tests/classroom -q
 
@@ -104,7 +110,7 @@ unit: $(STAMP)
 nbval: nbval-portable nbval-native
 
 nbval-portable: $(STAMP)
-	env $(NBVAL_PORTABLE) $(TIMED) nbval-portable \
+	env $(PORTABLE) $(TIMED) nbval-portable \
 	  $(PY) -m pytest --nbval book tests/test_checks_dtypes.py -q
 
 nbval-native: $(STAMP)
@@ -117,9 +123,11 @@ nbval-native: $(STAMP)
 determinism: $(STAMP)
 	env $(DETERMINISM_SETTING) $(TIMED) determinism $(PY) scripts/check_determinism.py
 
+## build: the English site alone, strict (warnings are errors)
 build: $(STAMP)
-	$(TIMED) build $(JB) build . -W -n --keep-going
+	$(TIMED) build $(BUILD_EN)
 
+## build-zh: the Chinese site alone, strict (after `make build`, which renders the panels)
 build-zh: $(STAMP)
 	$(TIMED) build-zh $(BUILD_ZH)
 
@@ -140,6 +148,7 @@ site-after-build: build
 site-zh-after-build: build build-zh
 	@$(MAKE) --no-print-directory site-zh
 
+## classroom: the classroom kit (drill pages current, launch buttons, fresh install, Lab)
 classroom: $(STAMP)
 	$(TIMED) classroom $(PY) -m pytest tests/classroom -q
 
@@ -156,9 +165,9 @@ serve: $(STAMP)
 	$(PY) -m http.server --bind 127.0.0.1 --directory $(SITE) $(PORT)
 
 ## execute: re-run every notebook in place (after editing one), saving its outputs, under
-## SAVE_SETTING (PyTorch's portable kernels, one thread)
+## PORTABLE (PyTorch's portable kernels, one thread); NB=book/qNN_x.ipynb for one
 execute: $(STAMP)
-	env $(SAVE_SETTING) $(PY) scripts/execute_notebooks.py
+	env $(PORTABLE) $(PY) scripts/execute_notebooks.py $(NB)
 
 ## student: student copies of the chapters, solutions replaced by scaffolds, in student/
 student: $(STAMP)
@@ -189,5 +198,6 @@ dist: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+## clean: remove the built sites, their caches and dist/
 clean:
 	rm -rf _build dist

@@ -39,7 +39,7 @@ def edition(config) -> str:
 
 class DeckLinks(SphinxPostTransform):
     default_priority = 5  # before MyST's resolver (9) calls the link unresolved
-    formats = ("html",)
+    # every builder: the gettext one (make gettext) resolves the page's links too
 
     def run(self, **kwargs) -> None:
         for node in list(self.document.findall(addnodes.pending_xref)):
