@@ -6,6 +6,7 @@ import torch.nn.functional as F
 
 from attention_qa.activations import (
     GLU_ACTIVATIONS,
+    continue_tiny_ffn,
     dead_fraction,
     derivative,
     gelu,
@@ -96,3 +97,28 @@ def test_large_steps_kill_relu_units_only():
     assert silu["dead_after"] == 0 and silu["losses"][-1] < relu["losses"][-1] / 10
     small = train_tiny_ffn("relu", lr=0.1, steps=60)
     assert small["dead_after"] == 0 and small["losses"][-1] < small["losses"][0]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_dead_fraction_refuses_non_finite_pre_activations(bad):
+    # NaN < threshold is False: a diverged run must not read as "no dead unit"
+    z = torch.tensor([[-1.0, 2.0], [bad, -1.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        dead_fraction(z, "relu")
+
+
+def test_a_diverged_run_reports_nan_dead_fraction():
+    run = train_tiny_ffn("relu", lr=0.5, steps=60, seed=7)  # this seed diverges
+    assert math.isnan(run["dead_after"])
+
+
+def test_more_steps_leave_dead_units_exactly_where_they_were():
+    run = train_tiny_ffn("relu", lr=0.5, steps=60)
+    dead = (run["after"] <= 0).all(dim=0)
+    more = continue_tiny_ffn(run, "relu", steps=20, lr=0.1)
+    old, new = more["before"], more["after"]
+    assert dead.any() and torch.equal(new["w1"][:, dead], old["w1"][:, dead])
+    assert torch.equal(new["b1"][dead], old["b1"][dead])
+    assert (new["w1"][:, ~dead] != old["w1"][:, ~dead]).any(dim=0).all()
+    assert (more["pre_activations"][:, dead] <= 0).all()
+    assert more["losses"][-1] < more["losses"][0]

@@ -5,7 +5,7 @@
 - ``swish``: Swish_β(x) = x·σ(βx) (Ramachandran et al., 2017); β = 1 is SiLU;
 - ``glu_activation``: one of the five by name, as ``glu_ffn`` takes it;
 - ``glu_ffn``: (act(x W_gate) ⊙ x W_up) W_down, the gated feed-forward networks of Shazeer
-  (2020), "GLU Variants Improve Transformer", eq. (5)–(6): sigmoid is GLU (Dauphin et al.,
+  (2020), "GLU Variants Improve Transformer", eq. (4)–(6): sigmoid is GLU (Dauphin et al.,
   2017), relu ReGLU, gelu GEGLU, silu SwiGLU, identity the bilinear layer; no biases;
 - ``dead_fraction`` and ``train_tiny_ffn``: how many hidden units of a small trained FFN pass
   no gradient on any input (dead ReLU units and their smooth counterparts).
@@ -131,6 +131,10 @@ def dead_fraction(pre_activations: torch.Tensor, name: str, beta: float = 1.0,
     ``pre_activations`` (n, d_ff): units that pass (almost) no gradient to their weights.
     For ReLU that is z ≤ 0 on every input, a dead unit."""
     require_tensor("pre_activations", pre_activations, min_ndim=2, floating=True)
+    if not torch.isfinite(pre_activations).all():
+        # NaN < threshold is False: a diverged run would count as "no dead unit"
+        raise ValueError("pre_activations holds NaN or infinite values (a diverged run?); "
+                         "dead_fraction needs finite pre-activations")
     slope = derivative(pre_activations, name, beta).abs()  # (n, d_ff)
     return (slope < threshold).all(dim=0).double().mean().item()
 
@@ -140,8 +144,9 @@ def train_tiny_ffn(name: str, beta: float = 1.0, *, d_model: int = 4, d_ff: int 
                    seed: int = 39) -> dict:
     """Train act(x W1 + b1) W2 + b2 in float64 by full-batch gradient descent (``steps`` steps
     of size ``lr``) to fit a fixed random ReLU teacher on Gaussian inputs; return the
-    pre-activations on the training inputs before and after, the losses and the dead
-    fractions.
+    pre-activations on the training inputs before and after, the losses, the dead
+    fractions (NaN after a run that diverged) and the final ``state`` (inputs, target,
+    weights) that ``continue_tiny_ffn`` goes on from.
 
     A toy: its large steps push some units' pre-activations below zero on every input, which
     kills ReLU units and leaves smooth units alive but weak. It shows the mechanism, not a
@@ -163,6 +168,26 @@ def train_tiny_ffn(name: str, beta: float = 1.0, *, d_model: int = 4, d_ff: int 
     w2 = (torch.rand(d_ff, 1, generator=g, dtype=torch.float64) * 2 - 1) * bound2
     b2 = torch.zeros(1, dtype=torch.float64)
     before = x @ w1 + b1  # (n, d_ff)
+    (w1, b1, w2, b2), losses = _gradient_steps(x, y, (w1, b1, w2, b2), name, beta, lr, steps)
+    after = x @ w1 + b1
+    losses.append((((pointwise(after, name, beta) @ w2 + b2) - y) ** 2).mean().item())
+    return {
+        "before": before,
+        "after": after,
+        "losses": losses,
+        "dead_before": dead_fraction(before, name, beta),
+        # a run that diverged (NaN or inf weights) has no dead fraction to report
+        "dead_after": (dead_fraction(after, name, beta) if torch.isfinite(after).all()
+                       else math.nan),
+        "state": {"x": x, "y": y, "w1": w1, "b1": b1, "w2": w2, "b2": b2},
+    }
+
+
+def _gradient_steps(x, y, weights, name, beta, lr, steps):
+    """``steps`` full-batch gradient-descent steps on the mean squared error of
+    act(x w1 + b1) w2 + b2; return the new weights and the loss before each step."""
+    w1, b1, w2, b2 = weights
+    num_examples = x.shape[0]
     losses = []
     for _ in range(steps):
         z = x @ w1 + b1  # (n, d_ff)
@@ -175,12 +200,17 @@ def train_tiny_ffn(name: str, beta: float = 1.0, *, d_model: int = 4, d_ff: int 
         b2 = b2 - lr * d_out.sum(0)
         w1 = w1 - lr * x.T @ d_z
         b1 = b1 - lr * d_z.sum(0)
-    after = x @ w1 + b1
-    losses.append((((pointwise(after, name, beta) @ w2 + b2) - y) ** 2).mean().item())
-    return {
-        "before": before,
-        "after": after,
-        "losses": losses,
-        "dead_before": dead_fraction(before, name, beta),
-        "dead_after": dead_fraction(after, name, beta),
-    }
+    return (w1, b1, w2, b2), losses
+
+
+def continue_tiny_ffn(run: dict, name: str, beta: float = 1.0, *, steps: int = 20,
+                      lr: float = 0.1) -> dict:
+    """Go on training a ``train_tiny_ffn`` result on the same inputs for ``steps`` more steps of
+    size ``lr``; return the weights before and after and the new pre-activations."""
+    require_positive_int("steps", steps)
+    state = run["state"]
+    old = (state["w1"], state["b1"], state["w2"], state["b2"])
+    new, losses = _gradient_steps(state["x"], state["y"], old, name, beta, lr, steps)
+    return {"before": dict(zip(("w1", "b1", "w2", "b2"), old, strict=True)),
+            "after": dict(zip(("w1", "b1", "w2", "b2"), new, strict=True)),
+            "pre_activations": state["x"] @ new[0] + new[1], "losses": losses}
