@@ -76,3 +76,28 @@ def test_greedy_decode_keeps_global_random_state():
     torch.manual_seed(0)
     check_greedy_decode(decode())
     assert torch.equal(torch.rand(1), expected)
+
+
+def test_greedy_decode_rows_of_the_batch_continue_differently():
+    """P1 of the 2026-11-27 checker review: on the (2, 4) prompt the two rows' greedy
+    continuations differ, so a decoder that reads row 0's prediction for every row fails."""
+    seen = []
+
+    def spy(model, tokens, max_new_tokens):
+        out = decode()(model, tokens, max_new_tokens)
+        seen.append((tokens.shape, out[:, tokens.shape[1]:]))
+        return out
+
+    check_greedy_decode(spy)
+    (new,) = [new for shape, new in seen if tuple(shape) == (2, 4)]
+    assert (new[0] != new[1]).all()
+
+    @torch.no_grad()
+    def row_0_for_all(model, tokens, max_new_tokens):
+        for _ in range(max_new_tokens):
+            nxt = model(tokens)[0, -1].argmax()
+            tokens = torch.cat([tokens, nxt.repeat(tokens.shape[0], 1)], dim=1)
+        return tokens
+
+    with pytest.raises(AssertionError, match="every row got row 0's new tokens"):
+        check_greedy_decode(row_0_for_all)

@@ -170,11 +170,16 @@ RIGHT_ANSWERS = {
 # result's, so the result is cast instead of the inputs.
 RESULT_CAST = {"sinusoidal_encoding"}
 
+# Checkers that refuse half precision, naming it: in float16 a slip hides in the tolerance.
+HALF_REFUSED = {"masked_lm_loss"}
+
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
 @pytest.mark.parametrize("name", sorted(RIGHT_ANSWERS))
 def test_a_right_answer_passes_in_any_float_dtype(name, dtype):
     checker, right = RIGHT_ANSWERS[name]
+    if name in HALF_REFUSED and dtype == torch.float16:
+        pytest.skip("q41 refuses a loss computed in half precision, named (test_checks_q41)")
     if name in RESULT_CAST:
         learner = lambda *args: right(*args).to(dtype)  # noqa: E731
     else:

@@ -524,6 +524,214 @@ def window_by_loops(q, k, v, window):
     return out
 
 
+# --- the checker review of 2026-11-27 (P1–P6): its reproducers ----------------------------
+
+
+def greedy_row_0_for_all(model, tokens, max_new_tokens):  # P1: row 0's token for every row
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            nxt = model(tokens)[0, -1].argmax()
+            tokens = torch.cat([tokens, nxt.repeat(tokens.shape[0], 1)], dim=1)
+    return tokens
+
+
+def linear_quadratic_numpy(q, k, v):  # P2: the n × m weights built in NumPy
+    Q, K, V = q.numpy(), k.numpy(), v.numpy()
+    pq, pk = np.where(Q > 0, Q + 1, np.exp(Q)), np.where(K > 0, K + 1, np.exp(K))
+    A = pq @ np.swapaxes(pk, -1, -2)
+    return A / A.sum(-1, keepdims=True) @ V
+
+
+def linear_numpy_float32(q, k, v):  # P6 for q20: right, but computed in NumPy
+    Q, K, V = (np.asarray(t, np.float32) for t in (q, k, v))
+    pq, pk = np.where(Q > 0, Q + 1, np.exp(Q)), np.where(K > 0, K + 1, np.exp(K))
+    kv, z = np.swapaxes(pk, -1, -2) @ V, pk.sum(-2)
+    return ((pq @ kv) / (pq * z[..., None, :]).sum(-1, keepdims=True)).astype(np.float64)
+
+
+def online_prefix_einsum(s, bs):  # P3: the prefix summed by einsum
+    trace, top = [], None
+    for a in range(0, s.shape[-1], bs):
+        bm = s[..., a:a + bs].amax(-1, keepdim=True)
+        top = bm if top is None else torch.maximum(top, bm)
+        total = torch.einsum("...j->...", torch.exp(s[..., :a + bs] - top))
+        trace.append((top, total))
+    return torch.exp(s - top) / total[..., None], trace
+
+
+def online_prefix_unsqueezed(s, bs):  # P3: max and sum over dim −2 of s.unsqueeze(-1)
+    u, trace = s.unsqueeze(-1), []
+    for a in range(0, s.shape[-1], bs):
+        p = u[..., :a + bs, :]
+        top = p.amax(-2)
+        trace.append((top, torch.exp(p - top[..., None, :]).sum(-2)))
+    return torch.exp(s - top) / trace[-1][1], trace
+
+
+def online_prefix_transposed(s, bs):  # P3: the prefix summed over dim −2 of s.mT
+    t, trace = s.reshape(-1, s.shape[-1]).mT, []
+    for a in range(0, s.shape[-1], bs):
+        p = t[:a + bs]
+        top = p.amax(0)
+        trace.append((top.reshape(s.shape[:-1]),
+                      torch.exp(p - top).sum(0).reshape(s.shape[:-1])))
+    top, total = trace[-1]
+    return torch.exp(s - top[..., None]) / total[..., None], trace
+
+
+def online_prefix_norm(s, bs):  # P3: the prefix sum by vector_norm, the result by normalize
+    trace, top = [], None
+    for a in range(0, s.shape[-1], bs):
+        bm = s[..., a:a + bs].amax(-1, keepdim=True)
+        top = bm if top is None else torch.maximum(top, bm)
+        trace.append((top, torch.linalg.vector_norm(torch.exp(s[..., :a + bs] - top), ord=1,
+                                                    dim=-1)))
+    return F.normalize(torch.exp(s - top), p=1, dim=-1), trace
+
+
+def online_prefix_numpy(s, bs):  # P3: the prefix recomputed in NumPy, returned as tensors
+    a_, trace = s.numpy(), []
+    for a in range(0, s.shape[-1], bs):
+        p = a_[..., :a + bs]
+        top = np.asarray(p.max(-1))
+        total = np.asarray(np.exp(p - top[..., None]).sum(-1))
+        trace.append((torch.from_numpy(top), torch.from_numpy(total)))
+    return torch.from_numpy(np.exp(a_ - top[..., None]) / total[..., None]), trace
+
+
+def online_numpy(s, bs):  # an honest online softmax in NumPy: its reads cannot be watched
+    a = np.asarray(s)
+    top, total, trace = np.full(a.shape[:-1], -np.inf), np.zeros(a.shape[:-1]), []
+    for st in range(0, a.shape[-1], bs):
+        b = a[..., st:st + bs]
+        new = np.maximum(top, b.max(-1))
+        total = total * np.exp(top - new) + np.exp(b - new[..., None]).sum(-1)
+        top = new
+        trace.append((top.copy(), total.copy()))
+    return np.exp(a - top[..., None]) / total[..., None], trace
+
+
+def online_prefix_by_columns(s, bs):  # P3: the prefix re-read a column at a time
+    trace = []
+    for a in range(0, s.shape[-1], bs):
+        end = min(a + bs, s.shape[-1])
+        top = s[..., 0]
+        for j in range(1, end):
+            top = torch.maximum(top, s[..., j])
+        total = torch.zeros_like(top)
+        for j in range(end):
+            total = total + torch.exp(s[..., j] - top)
+        trace.append((top, total))
+    return torch.exp(s - top[..., None]) / total[..., None], trace
+
+
+def online_by_columns(s, bs):  # right: each column read once, inside its block
+    top = torch.full(s.shape[:-1], -math.inf, dtype=s.dtype)
+    total, trace = torch.zeros(s.shape[:-1], dtype=s.dtype), []
+    for a in range(0, s.shape[-1], bs):
+        for j in range(a, min(a + bs, s.shape[-1])):
+            new = torch.maximum(top, s[..., j])
+            total = total * torch.exp(top - new) + torch.exp(s[..., j] - new)
+            top = new
+        trace.append((top, total))
+    return torch.exp(s - top[..., None]) / total[..., None], trace
+
+
+def trace_as_numpy(fn):
+    """M and L taken out of torch as NumPy arrays at the end (minor A)."""
+    def learner(*args):
+        result, trace = fn(*args)
+        return result, [tuple(x.numpy() if isinstance(x, torch.Tensor) else x for x in pair)
+                        for pair in trace]
+    return learner
+
+
+def attention_with_throwaway_bf16(q, k, v, mask=None):  # P4: 1.5 % off, a bf16 tensor beside
+    torch.zeros(1, dtype=torch.bfloat16)
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    return (s.softmax(-1) @ v) * 1.015
+
+
+def shape_plus_half(q, k, v):  # P5: d_v + 0.5
+    if q[-1] != k[-1] or k[-2] != v[-2]:
+        raise ValueError("shapes disagree")
+    return (*q[:-1], v[-1] + 0.5)
+
+
+def with_weights(fn):
+    """q03's output in an (output, weights) pair (minor A)."""
+    def learner(q, k, v):
+        weights = torch.softmax(k @ q / math.sqrt(q.shape[-1]), -1)
+        return torch.as_tensor(fn(q, k, v)), weights
+    return learner
+
+
+def _f32(*tensors):
+    return [np.asarray(t, np.float32) for t in tensors]
+
+
+# P6: float32 work in NumPy, returned as float64
+
+
+def additive_numpy_float32(q, k, Wq, Wk, wv):
+    Q, K, A, B, w = _f32(q, k, Wq, Wk, wv)
+    return (np.tanh((Q @ A.T)[..., :, None, :] + (K @ B.T)[..., None, :, :]) @ w
+            ).astype(np.float64)
+
+
+def layer_norm_numpy_float32(x, w, b, eps):
+    a, w, b = _f32(x, w, b)
+    mu = a.mean(-1, keepdims=True)
+    var = ((a - mu) ** 2).mean(-1, keepdims=True)
+    return ((a - mu) / np.sqrt(var + np.float32(eps)) * w + b).astype(np.float64)
+
+
+def feed_forward_numpy_float32(x, w1, b1, w2, b2):
+    X, A, a, B, b = _f32(x, w1, b1, w2, b2)
+    return (np.maximum(0, X @ A + a) @ B + b).astype(np.float64)
+
+
+def rope_numpy_float32(x, pos, base=10000.0):
+    (X,) = _f32(x)
+    d = X.shape[-1]
+    th = np.float32(base) ** (-np.arange(0, d, 2, dtype=np.float32) / np.float32(d))
+    ang = np.asarray(pos, np.float32)[:, None] * th
+    c, s = np.cos(ang), np.sin(ang)
+    e, o = X[..., 0::2], X[..., 1::2]
+    return np.stack([e * c - o * s, e * s + o * c], -1).reshape(X.shape).astype(np.float64)
+
+
+def rms_norm_numpy_float32(x, w, eps):
+    a, w = _f32(x, w)
+    return (a / np.sqrt((a * a).mean(-1, keepdims=True) + np.float32(eps)) * w
+            ).astype(np.float64)
+
+
+def merge_numpy_float32(oa, la, ob, lb):
+    A, LA, B, LB = _f32(oa, la, ob, lb)
+    m = np.maximum(LA, LB)
+    lse = m + np.log(np.exp(LA - m) + np.exp(LB - m))
+    return ((np.exp(LA - lse)[..., None] * A + np.exp(LB - lse)[..., None] * B)
+            .astype(np.float64), lse.astype(np.float64))
+
+
+def swiglu_numpy_float32(x, g, u, d):
+    X, G, U, D = _f32(x, g, u, d)
+    h = X @ G
+    return ((h / (1 + np.exp(-h)) * (X @ U)) @ D).astype(np.float64)
+
+
+def layer_norm_numpy_float32_slip(x, w, b, eps):  # P6's other direction: 1e-3 off in float32
+    return (layer_norm_numpy_float32(x, w, b, eps) * np.float32(1.001)).astype(np.float32) \
+        .astype(np.float64)
+
+
+def layer_norm_1e4_off(x, w, b, eps):  # a float64 answer 1e-4 off stays wrong
+    return F.layer_norm(x, x.shape[-1:], w, b, eps) * (1 + 1e-4)
+
+
 # --- the exercises ---------------------------------------------------------------------------
 
 
@@ -547,18 +755,22 @@ def _exercises() -> dict:
             checks.check_output_shape,
             {"solution": S("q02"), "by torch": shape_by_torch, "by lists": shape_by_lists},
             {"list": lambda f: lambda *a: list(f(*a)),
-             "torch.Size": lambda f: lambda *a: torch.Size(f(*a))},
+             "torch.Size": lambda f: lambda *a: torch.Size(f(*a)),
+             "numpy array (review)": lambda f: lambda *a: np.array(f(*a)),
+             "tensor (review)": lambda f: lambda *a: torch.tensor(f(*a))},
             {"2-D indices (review)": (shape_2d_indices, "instead of raising ValueError"),
              "no checks": (lambda q, k, v: (*q[:-1], v[-1]), "instead of raising ValueError"),
              "d_k not d_v": (lambda q, k, v: shape_by_torch(q, k, v)[:-1] + (k[-1],), ""),
              "k's rows": (lambda q, k, v: (*k[:-1], v[-1]), ""),
-             "TypeError": (lambda q, k, v: q + k, "")}),
+             "TypeError": (lambda q, k, v: q + k, ""),
+             "d_v + 0.5 (review)": (shape_plus_half, "whole numbers")}),
         "q03": Exercise(
             checks.check_attend_one,
             {"solution": S("q03"),
              "sdpa": lambda q, k, v: F.scaled_dot_product_attention(q[None], k, v)[0],
              "loop over keys": attend_one_loop},
-            {"numpy": as_numpy, "float32": in_float32, "float32 inside": float32_inside},
+            {"numpy": as_numpy, "float32": in_float32, "float32 inside": float32_inside,
+             "(output, weights) (review)": with_weights},
             slips=(q03.attend_one_variant, q03.ATTEND_ONE_SLIPS)),
         "q04": Exercise(
             checks.check_softmax_jacobian,
@@ -572,6 +784,7 @@ def _exercises() -> dict:
         "q05": Exercise(
             checks.check_additive_scores,
             {"solution": S("q05"),
+             "NumPy float32 → float64 (review)": additive_numpy_float32,
              "F.linear + einsum": lambda q, k, Wq, Wk, wv: torch.einsum(
                  "...nmh,h->...nm",
                  torch.tanh(F.linear(q, Wq).unsqueeze(-2) + F.linear(k, Wk).unsqueeze(-3)), wv),
@@ -593,7 +806,9 @@ def _exercises() -> dict:
             {"scale √(d_k+1)": (lambda q, k, v, mask=None: F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, scale=(q.shape[-1] + 1) ** -0.5), "off by"),
              "k.T": (lambda q, k, v, mask=None: F.scaled_dot_product_attention(
-                 q, k.mT.mT, v, attn_mask=mask) if q.ndim == 2 else q @ k.T, "")},
+                 q, k.mT.mT, v, attn_mask=mask) if q.ndim == 2 else q @ k.T, ""),
+             "1.5 % off, a bf16 tensor beside (review)": (attention_with_throwaway_bf16,
+                                                          "off by")},
             slips=(lambda q, k, v, mask=None, bug=None: q06.attention_variant(q, k, v, mask, bug),
                    {b: m for b, m in q06.ATTENTION_SLIPS.items()})),
         "q07": Exercise(
@@ -636,7 +851,8 @@ def _exercises() -> dict:
              "repeats first (review)": (torch.no_grad()(lambda model, t, s: torch.cat(
                  [t, model(t)[:, -1].argmax(-1, keepdim=True).expand(-1, s)], 1)),
                  "first prediction"),
-             "new only": (lambda *a: S("q09")(*a)[:, a[1].shape[1]:], "only the new")}),
+             "new only": (lambda *a: S("q09")(*a)[:, a[1].shape[1]:], "only the new"),
+             "row 0's token for every row (review)": (greedy_row_0_for_all, "row 0's new tokens")}),
         "q10": Exercise(
             partial(checks.check_multihead, mask_layout="(B, n, m)"),
             {"solution": S("q10"), "per-head sdpa, (out, None)": LoopHeadsMHA,
@@ -708,17 +924,22 @@ def _exercises() -> dict:
             slips=(q16.embedding_variant, q16.EMBEDDING_SLIPS)),
         "q17": Exercise(
             checks.check_layer_norm,
-            {"solution": S("q17"), "var_mean": layer_norm_var_mean,
+            {"solution": S("q17"),
+             "NumPy float32 → float64 (review)": layer_norm_numpy_float32,
+             "var_mean": layer_norm_var_mean,
              "F.layer_norm": lambda x, w, b, eps: F.layer_norm(x, x.shape[-1:], w, b, eps)},
             FLOAT_FORMS,
             {"dim=2 (review)": (layer_norm_dim2, ""),
              "eps 1e-5": (lambda x, w, b, eps: F.layer_norm(x, x.shape[-1:], w, b, 1e-5), ""),
              "unbiased var": (lambda x, w, b, eps: (x - x.mean(-1, True))
-                              / torch.sqrt(x.var(-1, keepdim=True) + eps) * w + b, "")},
+                              / torch.sqrt(x.var(-1, keepdim=True) + eps) * w + b, ""),
+             "NumPy float32, 1e-3 off": (layer_norm_numpy_float32_slip, "off by"),
+             "float64, 1e-4 off": (layer_norm_1e4_off, "")},
             slips=(q17.layer_norm_variant, q17.LAYER_NORM_SLIPS)),
         "q18": Exercise(
             checks.check_feed_forward,
             {"solution": S("q18"),
+             "NumPy float32 → float64 (review)": feed_forward_numpy_float32,
              "F.linear": lambda x, w1, b1, w2, b2: F.linear(F.relu(F.linear(x, w1.T, b1)),
                                                             w2.T, b2),
              "einsum": lambda x, w1, b1, w2, b2: torch.einsum(
@@ -734,7 +955,9 @@ def _exercises() -> dict:
             {"tensor": lambda f: lambda *a: torch.tensor(list(f(*a))),
              "floats": lambda f: lambda *a: tuple(float(x) for x in f(*a))},
             {"one number": (lambda n, d: 4 * n * n * d, "pair"),
-             "three": (lambda n, d: (1, 2, 3), "pair")},
+             "three": (lambda n, d: (1, 2, 3), "pair"),
+             "+ 0.9 (review)": (lambda n, d: (4 * n * n * d + 0.9, 4 * n * d * d + 0.9),
+                                "whole numbers")},
             slips=(q19.layer_flops_variant, q19.LAYER_FLOPS_SLIPS)),
         "q20": Exercise(
             checks.check_linear_attention,
@@ -744,19 +967,32 @@ def _exercises() -> dict:
             {"per query (review)": (linear_per_query, "grows with n·m"),
              "chunks of 8 (review)": (linear_chunked, "grows with n·m"),
              "chunks of 16": (lambda q, k, v: linear_chunked(q, k, v, 16), "grows with n·m"),
-             "quadratic": (linear_quadratic, "n × m")},
+             "quadratic": (linear_quadratic, "n × m"),
+             "quadratic in NumPy (review)": (linear_quadratic_numpy, "outside torch"),
+             "linear in NumPy, float32 (review)": (linear_numpy_float32, "outside torch")},
             slips=(q20.linear_attention_variant, q20.LINEAR_SLIPS)),
         "q21": Exercise(
             checks.check_online_softmax,
             {"solution": S("q21"), "by blocks": online_softmax_by_blocks,
              "logsumexp per block": online_logsumexp_blocks,
-             "with a sanity check (review)": online_with_sanity_check},
+             "with a sanity check (review)": online_with_sanity_check,
+             "column by column": online_by_columns},
             {"float32": in_float32, "float32 inside": float32_inside,
-             "numpy result": lambda f: lambda *a: (lambda r: (r[0].numpy(), r[1]))(f(*a))},
+             "numpy result": lambda f: lambda *a: (lambda r: (r[0].numpy(), r[1]))(f(*a)),
+             "trace as NumPy (review)": trace_as_numpy},
             {"prefix recompute": (online_prefix_recompute, "more than one block"),
              "two pass": (lambda s, b: q21.online_softmax_trace_variant(s, b, "two_pass"),
                           "two-pass"),
-             "softmax": (lambda s, b: (torch.softmax(s, -1), []), "softmax")},
+             "softmax": (lambda s, b: (torch.softmax(s, -1), []), "softmax"),
+             "prefix by einsum (review)": (online_prefix_einsum, "einsum over"),
+             "prefix over dim −2 of s.unsqueeze(-1) (review)": (online_prefix_unsqueezed,
+                                                                "more than one block"),
+             "prefix over dim −2 of s.mT": (online_prefix_transposed, "more than one block"),
+             "prefix by vector_norm, normalize (review)": (online_prefix_norm,
+                                                           "more than one block"),
+             "prefix in NumPy (review)": (online_prefix_numpy, "not computed by PyTorch"),
+             "online in NumPy (review)": (online_numpy, "not computed by PyTorch"),
+             "prefix a column at a time": (online_prefix_by_columns, "a column at a time")},
             slips=(q21.online_softmax_trace_variant, q21.ONLINE_SLIPS)),
         "q22": Exercise(
             checks.check_previous_token_score,
@@ -785,13 +1021,17 @@ def _exercises() -> dict:
             slips=(q24.top_k_gates_variant, q24.TOP_K_GATES_SLIPS)),
         "q25": Exercise(
             checks.check_rope,
-            {"solution": S("q25"), "HF float32 inv_freq (review)": rope_hf,
+            {"solution": S("q25"),
+             "NumPy float32 → float64 (review)": rope_numpy_float32,
+             "HF float32 inv_freq (review)": rope_hf,
              "complex": rope_complex, "pairs": rope_by_pairs},
             FLOAT_FORMS,
             slips=(q25.rope_variant, q25.ROPE_SLIPS)),
         "q26": Exercise(
             checks.check_rms_norm,
-            {"solution": S("q26"), "rsqrt": rms_by_rsqrt,
+            {"solution": S("q26"),
+             "NumPy float32 → float64 (review)": rms_norm_numpy_float32,
+             "rsqrt": rms_by_rsqrt,
              "F.rms_norm": lambda x, w, eps: F.rms_norm(x, x.shape[-1:], w, eps)},
             FLOAT_FORMS,
             {"dim=2": (lambda x, w, eps: x / torch.sqrt(x.pow(2).mean(2, keepdim=True) + eps) * w,
@@ -872,7 +1112,9 @@ def _exercises() -> dict:
             slips=(q35.scan_variant, q35.SCAN_SLIPS)),
         "q36": Exercise(
             checks.check_merge_partials,
-            {"solution": S("q36"), "softmax of lses": merge_by_softmax_of_lses,
+            {"solution": S("q36"),
+             "NumPy float32 → float64 (review)": merge_numpy_float32,
+             "softmax of lses": merge_by_softmax_of_lses,
              "by the max": merge_by_max},
             FLOAT_FORMS,
             {"average": (lambda oa, la, ob, lb: ((oa + ob) / 2, torch.logaddexp(la, lb)),
@@ -898,6 +1140,7 @@ def _exercises() -> dict:
         "q39": Exercise(
             checks.check_swiglu,
             {"solution": S("q39"),
+             "NumPy float32 → float64 (review)": swiglu_numpy_float32,
              "F.linear": lambda x, wg, wu, wd: F.linear(
                  F.silu(F.linear(x, wg.T)) * F.linear(x, wu.T), wd.T),
              "einsum, x·σ(x) by hand": lambda x, wg, wu, wd: torch.einsum(

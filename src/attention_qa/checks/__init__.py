@@ -8,17 +8,23 @@ What the checkers share lives in two modules:
 
 - ``common.py``: the learner's way in and the comparison. ``call_learner`` runs the learner's
   function (saying which case it failed on) and notes the least precise floating dtype its
-  torch calls computed in; ``as_answer`` takes the answer as a tensor, a NumPy array or
-  number, a list or tuple of numbers, a Python number, or an (output, weights) pair where only
-  the output is asked for; ``require_shape`` and ``as_number`` / ``as_pair`` check its form;
-  ``close`` compares in float64 at the precision of the less precise of the learner's inputs,
-  the dtype it computed in and its answer; ``diagnose`` names the first known slip an answer
-  matches, and ``first_slip`` does the same for exact (whole-number) answers.
+  torch calls computed what it returned from (a throwaway tensor beside it does not count);
+  ``as_answer`` takes the answer as a tensor, a NumPy array or number, a list or tuple of
+  numbers, a Python number, or an (output, weights) pair where only the output is asked
+  for; ``require_shape`` and ``as_number`` / ``as_pair`` check its form; ``close`` compares
+  in float64 at the precision of the less precise of the learner's inputs, the dtype it
+  computed in and its answer (a float64 answer whose every value is a float32 number,
+  float32 work in NumPy cast at the end, counts as float32); ``as_pair`` and
+  ``whole_numbers`` refuse a count with a fractional part; ``diagnose`` names the first
+  known slip an answer matches, and ``first_slip`` does the same for exact (whole-number)
+  answers.
 - ``watch.py``: watching the learner's torch calls (PyTorch's function and dispatch modes):
-  ``Precision`` (the least precise dtype computed in, for every checker), and for the
-  exercises about cost ``Work`` and ``NoScoreMatrix`` (q20's linear attention: the work at
-  two sizes, an n × m tensor) and ``BlockReads`` (q21's online softmax: no reduction over
-  more than one block of scores feeds what is returned).
+  ``Precision`` (the least precise dtype along what was returned, for every checker), and
+  for the exercises about cost ``Work`` and ``NoScoreMatrix`` (q20's linear attention: the
+  work at two sizes, an n × m tensor) and ``BlockReads`` (q21's online softmax: no
+  reduction, einsum or norm over more than one block of scores feeds what is returned, the
+  scores' columns followed through unsqueeze and transposes). They see only PyTorch's
+  calls, so q20 and q21 refuse work done in NumPy or plain Python, naming it.
 
 ``tests/test_checks_forms.py`` tries every chapter's checker with its solution cell,
 independent right answers in every form, and wrong ones.

@@ -1,11 +1,13 @@
 """What every checker shares: the learner's way in, the comparison, and the feedback.
 
 One way in for every answer: ``call_learner`` runs the learner's function and notes the least
-precise floating dtype its torch calls produced (``watch.Precision``); ``as_answer`` turns what
-it returned (a tensor, a NumPy array or number, a list or tuple of numbers, a Python number, or
-an (output, weights) pair where only the output is asked for) into a tensor in its own dtype;
+precise floating dtype along the tensors its torch calls computed the answer from
+(``watch.Precision``); ``as_answer`` turns what it returned (a tensor, a NumPy array or
+number, a list or tuple of numbers, a Python number, or an (output, weights) pair where only
+the output is asked for) into a tensor in its own dtype;
 ``close`` compares in float64 at the precision of the least precise of the reference's dtype
-(the inputs'), the answer's and the one the learner computed in.
+(the inputs'), the answer's and the one the learner computed in (float32 for a float64 answer
+of float32 numbers).
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwar
 
     NotImplementedError (an exercise not yet done) and the exception types in
     ``passthrough`` (ones the caller handles itself) propagate unchanged.
-    The least precise floating dtype among the tensors its torch calls produced is noted
-    for ``close``: a float64 answer with float32 steps inside is held to float32's precision.
+    The least precise floating dtype along the tensors its torch calls computed what it
+    returned from is noted for ``close`` (``watch.Precision.lowest_in``): a float64 answer
+    with float32 steps inside is held to float32's precision; a throwaway float16 tensor made
+    beside the answer loosens nothing.
     """
     watch = Precision()
     try:
@@ -41,7 +45,7 @@ def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwar
         raise AssertionError(
             f"your function raised {type(err).__name__} on {case}: {err}"
         ) from None
-    _COMPUTED_IN.set(watch.lowest)
+    _COMPUTED_IN.set(watch.lowest_in(result))
     return result
 
 
@@ -138,8 +142,10 @@ def close(got: torch.Tensor, expected: torch.Tensor) -> bool:
     A learner who computes in float32 or float16 is right when the answer is right to that
     dtype's precision, whatever CPU rounded it; one who computes float32 cases in float64 is
     right to float32's; a float64 answer whose torch calls went through float32 (noted by
-    ``call_learner``) is right to float32's. Both sides are compared in float64, atol scaled
-    by the largest |expected| (at least 1).
+    ``call_learner``), or whose every value is a float32 number (float32 work, in NumPy or
+    torch, returned as float64), is right to float32's. A float64 answer computed in float64
+    keeps float64's precision, so a slip of 1e-4 still fails. Both sides are compared in
+    float64, atol scaled by the largest |expected| (at least 1).
     Shapes must match; NaN matches NaN (so a slip that yields NaN
     can still be recognised).
     """
@@ -148,6 +154,19 @@ def close(got: torch.Tensor, expected: torch.Tensor) -> bool:
     dtypes = [got.dtype, expected.dtype]
     if computed_in() is not None and got.is_floating_point():
         dtypes.append(computed_in())
+    if got.dtype == torch.float64 and float32_numbers(got):
+        dtypes.append(torch.float32)
+    return _close_at(got, expected, dtypes)
+
+
+def float32_numbers(got: torch.Tensor) -> bool:
+    """Whether every finite value of a float64 tensor is a float32 number: float32 work
+    (NumPy's or torch's) cast to float64 at the end."""
+    finite = got[torch.isfinite(got)]
+    return torch.equal(finite.float().double(), finite)
+
+
+def _close_at(got: torch.Tensor, expected: torch.Tensor, dtypes: list) -> bool:
     rtol, atol = max(tolerance(d) for d in dtypes)
     scale = max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
     return torch.allclose(
@@ -166,7 +185,8 @@ def diagnose(got, expected, case: str, what: str, formula: str, slips=None, slip
     Otherwise the first known slip it matches is named: ``slips`` maps each switch of the
     checker's slip model to its message, and ``slip_model(switch)`` computes that wrong
     answer (one that raises RuntimeError cannot happen on these shapes and is skipped). Then
-    NaN or inf is explained with ``nan_hint``, if given; last, how far off ``what`` is from
+    NaN or inf is explained with ``nan_hint``, if given; then a float64 answer right only to
+    float32's precision is named as such; last, how far off ``what`` is from
     ``formula``, with "are" when ``plural`` (by default: ``what`` ends in one "s", as "the
     weights" does and "the loss" does not).
     """
@@ -185,6 +205,11 @@ def diagnose(got, expected, case: str, what: str, formula: str, slips=None, slip
     if plural is None:
         plural = what.endswith("s") and not what.endswith("ss")
     verb = "are" if plural else "is"
+    if got.dtype == torch.float64 and _close_at(got, expected, [torch.float32]):
+        raise AssertionError(
+            f"on {case}, {what} {verb} right only to float32's precision, off by up to "
+            f"{worst:.3g} from {formula}: a step was computed in float32. Compute every step "
+            "in float64, or return the float32 result as it is")
     raise AssertionError(f"on {case}, {what} {verb} off by up to {worst:.3g} from {formula}")
 
 
@@ -203,7 +228,8 @@ def as_number(value, case: str) -> torch.Tensor:
 
 def as_pair(value, case: str, what: str) -> tuple:
     """A pair of whole numbers (a tuple, a list, a NumPy array or a tensor of two numbers) as
-    a tuple of Python ints; anything else is refused, naming the pair expected."""
+    a tuple of Python ints; anything else (a number with a fractional part too) is refused,
+    naming the pair expected."""
     try:
         pair = as_real_tensor(value, case, f"the pair {what}")
     except AssertionError:
@@ -211,7 +237,22 @@ def as_pair(value, case: str, what: str) -> tuple:
     if pair is None or pair.numel() != 2:
         raise AssertionError(f"on {case}, return a pair {what} (a tuple or list of two "
                              f"numbers), got {value!r}")
-    return tuple(int(v) for v in pair.reshape(2).tolist())
+    return tuple(whole_numbers(pair.reshape(2).tolist(), case, f"the pair {what}"))
+
+
+def whole_numbers(values, case: str, what: str) -> list:
+    """Numbers that must be whole (counts, sizes) as Python ints; a number with a fractional
+    part (or NaN, inf) is refused, naming it, rather than cut to an int."""
+    out = []
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise AssertionError(f"on {case}, {what} should hold whole numbers, but one is "
+                                 f"{v!r}")
+        if not isinstance(v, numbers.Integral) and not float(v).is_integer():
+            raise AssertionError(f"on {case}, {what} should hold whole numbers, but one is "
+                                 f"{v!r}")
+        out.append(int(v))
+    return out
 
 
 def _number(got, case: str):

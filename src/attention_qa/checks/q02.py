@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 import torch
 
-from attention_qa.checks.common import call_learner
+from attention_qa.checks.common import call_learner, whole_numbers
 
 
 def _shape_cases() -> list:
@@ -39,8 +40,10 @@ def check_output_shape(fn: Callable) -> None:
 
     The shapes are tuples, q (..., n, d_k), k (..., m, d_k), v (..., m, d_v) with the same
     leading dims. ``fn`` must return ``(..., n, d_v)``, and raise ``ValueError`` when q and k
-    disagree on d_k or k and v on m. The reference is what
-    ``attention.scaled_dot_product_attention`` returns or raises on zero tensors.
+    disagree on d_k or k and v on m. A tuple, list, ``torch.Size``, or 1-D NumPy array or
+    tensor of whole numbers is accepted; a number with a fractional part is refused. The
+    reference is what ``attention.scaled_dot_product_attention`` returns or raises on zero
+    tensors.
     """
     from attention_qa.attention import scaled_dot_product_attention
 
@@ -71,11 +74,13 @@ def check_output_shape(fn: Callable) -> None:
                 f"on {case}, your function returned {got!r} instead of raising ValueError: "
                 f"every key needs one value, so k and v must both have m rows"
             )
+        if isinstance(got, (np.ndarray, torch.Tensor)) and got.ndim == 1:
+            got = got.tolist()  # a shape held in an array: any sequence of whole numbers
         if not isinstance(got, (tuple, list, torch.Size)):
             raise AssertionError(
                 f"on {case}, your function should return a tuple, got {type(got).__name__}"
             )
-        got = tuple(int(x) for x in got)
+        got = tuple(whole_numbers(got, case, "the shape"))
         if got == expected:
             continue
         lead, n, d_k = q_shape[:-2], q_shape[-2], q_shape[-1]

@@ -37,13 +37,16 @@ GREEDY_SLIPS = {
 def check_greedy_decode(fn: Callable) -> None:
     """Check ``fn(model, tokens, max_new_tokens) -> (B, T + max_new_tokens)`` greedy tokens.
 
-    Compared with ``TinyTransformerLM.generate`` on a seeded tiny model; the global random
-    state is left as it was.
+    Compared with ``TinyTransformerLM.generate`` on a seeded tiny model, on whose (2, 4)
+    prompt the two rows' greedy continuations differ at every step; the global random state
+    is left as it was.
     """
     from attention_qa.models import TinyTransformerLM
 
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(11)
+        # a model whose two rows of the (2, 4) prompt continue differently at every step, so
+        # that a decoder reading one row's prediction for the whole batch is wrong
+        torch.manual_seed(28)
         model = TinyTransformerLM(
             vocab_size=13, d_model=16, num_heads=2, num_layers=2, max_len=16
         ).eval()
@@ -87,6 +90,12 @@ def check_greedy_decode(fn: Callable) -> None:
                                    greedy_variant(model, p, s, slip))
                        for c, p, s in cases):
                     raise AssertionError(f"on {case}, {message}")
+            new = got[:, T:]
+            if B > 1 and (new == new[:1]).all() and not (expected[:, T:] == expected[:1, T:]).all():
+                raise AssertionError(
+                    f"on {case}, every row got row 0's new tokens: each row has its own "
+                    f"prediction, logits[:, -1].argmax(-1), one token per row"
+                )
             wrong = (got != expected).nonzero()[0].tolist()
             raise AssertionError(
                 f"on {case}, token {wrong[1]} of row {wrong[0]} is {int(got[tuple(wrong)])} but "

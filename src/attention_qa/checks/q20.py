@@ -58,7 +58,9 @@ def check_linear_attention(fn: Callable) -> None:
     call is watched: n = 37 and m = 29 are primes far above every size built from
     B, d_k and d_v, so a tensor with a dimension of n and one of m holds an n × m matrix,
     which the grouping φ(Q) (φ(K)ᵀ V) never builds; it fails the check once the values are
-    right.
+    right. The work is counted at two sizes (``watch.Work``), so only PyTorch's calls are
+    seen: an answer PyTorch computed fewer numbers for than it holds (its work done in
+    NumPy or plain Python) is refused.
     """
     g = torch.Generator().manual_seed(20)
     shapes = [
@@ -105,6 +107,15 @@ def check_linear_attention(fn: Callable) -> None:
         got = require_shape(got, (1, n, 3), case, "the output")
         diagnose(got, linear_attention_variant(q, k, v), case, "the output",
                  "linear attention with φ = elu + 1")
+        if counted.computed < got.numel():
+            # PyTorch computed fewer numbers than the answer holds: the work was done
+            # elsewhere (NumPy, plain Python), where neither the n × m watch nor this count
+            # can see it
+            raise AssertionError(
+                f"on {case}, the values are right, but PyTorch computed only "
+                f"{counted.computed:,} numbers for an answer of {got.numel():,}: the work was "
+                "done outside torch (in NumPy or plain Python), where the checker cannot see "
+                "whether it builds the n × m weights. Compute it with torch operations")
         work.append(counted)
     growth = work[1].elements / max(work[0].elements, 1)
     if growth > 3:

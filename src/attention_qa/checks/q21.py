@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Callable
 
+import numpy as np
 import torch
 
 from attention_qa.checks.common import call_learner, diagnose, require_shape
@@ -78,6 +79,8 @@ def _as_stat(x, shape: tuple, case: str, what: str) -> torch.Tensor:
     """One running statistic as a tensor of ``shape`` (a trailing dim of 1 is dropped)."""
     if isinstance(x, (int, float)):
         x = torch.tensor(float(x), dtype=torch.float64)
+    if isinstance(x, (np.ndarray, np.floating)) and np.asarray(x).dtype.kind == "f":
+        x = torch.from_numpy(np.array(x))
     if not isinstance(x, torch.Tensor):
         raise AssertionError(f"on {case}, {what} should be a tensor, got {type(x).__name__}")
     if tuple(x.shape) == (*shape, 1):
@@ -97,7 +100,8 @@ def check_online_softmax(fn: Callable) -> None:
     tuple) with one ``(M, L)`` pair per block, ⌈m / block_size⌉ of them, in the order the
     blocks are read: after block i, M is the max of the entries read so far and
     L = Σ_seen exp(s − M), each a tensor of shape ``scores.shape[:-1]`` (a trailing dim of
-    1 is also accepted; for a 1-D row a Python float too). A two-pass softmax, which knows
+    1 is also accepted; for a 1-D row a Python float too; NumPy arrays too, when PyTorch did
+    the folding, since only its calls are watched). A two-pass softmax, which knows
     the whole row's max from the start, gets the trace wrong; one that recomputes max and sum
     over the prefix read so far gets it right, so the checker also watches the learner's
     PyTorch calls (``watch.BlockReads``): no reduction over the last dim (max, sum, logsumexp,
@@ -199,6 +203,14 @@ def check_online_softmax(fn: Callable) -> None:
                      "read so far", {"two_pass": ONLINE_SLIPS["two_pass"]}, slip)
             diagnose(run_sum, exp_sum, at, "the running sum L", "Σ_seen exp(s − M)",
                      ONLINE_SLIPS, partial(slip, which=1))
+        if watch.unseen(got):
+            # NumPy's or Python's work is invisible to the watch
+            raise AssertionError(
+                f"on {case}, the numbers are right, but some of what you returned was not "
+                "computed by PyTorch from the scores (it was made in NumPy or from Python "
+                "numbers), where the checker cannot see how many scores each step reads. "
+                "Compute M, L and the result with torch operations (a NumPy array taken out "
+                "of such a tensor at the end is fine)")
         found = watch.found_in(got)
         if found is not None and too_wide is None:
             too_wide = (case, block_size, scores.shape[-1], *found)
@@ -213,3 +225,25 @@ def check_online_softmax(fn: Callable) -> None:
             "each block into M and L, rescaling L by exp(old M − new M), and write the "
             "result as exp(s − M) / L with the final M and L"
         )
+    # A prefix re-read one column at a time makes no wide reduction, but its calls grow with
+    # blocks × prefix: count the PyTorch calls at m = 32 and m = 64 (block 4); reading each
+    # block once, they about double.
+    calls = []
+    for m in (32, 64):
+        scores = torch.randn(2, m, generator=g, dtype=torch.float64)
+        case = f"scores of shape (2, {m}), block_size 4"
+        given = scores.clone()
+        setattr(given, COVER, m)
+        watch = BlockReads(4)
+        with watch:
+            got = call_learner(fn, case, given, 4, passthrough=(AssertionError,))
+        result = require_shape(got[0], scores.shape, case, "the softmax")
+        diagnose(result, online_softmax_variant(scores, 4), case, "the result", "softmax")
+        calls.append(watch.calls)
+    if calls[1] > 3 * calls[0]:
+        raise AssertionError(
+            f"the numbers are right, but your function's PyTorch calls grow with the blocks "
+            f"times the entries read so far: {calls[0]:,} calls for scores of shape (2, 32) "
+            f"and {calls[1]:,} for (2, 64), block_size 4 (reading each block once: about "
+            "twice as many). It re-reads the prefix, a column at a time. Fold each block "
+            "into M and L once")
