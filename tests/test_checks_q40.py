@@ -72,13 +72,30 @@ def test_right_answers_in_every_form_pass(name, form):
     assert check_clip_by_global_norm(wrapped) is None
 
 
+@pytest.mark.parametrize("eps", [0.0, 1e-6], ids=["spec", "torch eps"])
 @pytest.mark.parametrize("bug", CLIP_SLIPS)
-def test_every_slip_fails_and_is_named(bug):
+def test_every_slip_fails_and_is_named(bug, eps):
+    """Named whether the learner divides by total_norm (the spec) or total_norm + 1e-6."""
     with pytest.raises(AssertionError) as info:
-        check_clip_by_global_norm(lambda g, m: clip_variant(g, m, bug))
+        check_clip_by_global_norm(lambda g, m: clip_variant(g, m, bug, eps))
     assert CLIP_SLIPS[bug][:40] in str(info.value)
     with pytest.raises(AssertionError):
-        check_clip_by_global_norm(as_lists(lambda g, m: clip_variant(g, m, bug)))
+        check_clip_by_global_norm(as_lists(lambda g, m: clip_variant(g, m, bug, eps)))
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-6], ids=["spec", "torch eps"])
+def test_the_spec_and_torchs_epsilon_both_pass(eps):
+    """The exercise's rule has no ε; PyTorch's clip_grad_norm_ adds 1e-6: both are right."""
+    assert check_clip_by_global_norm(lambda g, m: clip_variant(g, m, eps=eps)) is None
+
+
+def test_the_reference_is_the_spec_without_epsilon():
+    """Near a total norm of 1.2 the 1e-6 moves the answer by ~7e-7 of its size: the
+    reference must be the spec's g · min(1, max_norm / total_norm), ε-free."""
+    g = [torch.tensor([0.72, 0.96], dtype=torch.float64)]  # norm 1.2
+    spec = clip_variant(g, 1.0)[0]
+    assert torch.allclose(spec, g[0] / 1.2, rtol=0, atol=1e-15)
+    assert (clip_variant(g, 1.0, eps=1e-6)[0] - spec).abs().max() > 1e-7
 
 
 def test_in_place_clipping_is_refused():

@@ -11,9 +11,10 @@ memory of training, and a tiny model to train with and without warm-up.
   (``torch.nn.utils.clip_grad_norm_``: scale by max_norm / (total_norm + 1e-6) when below 1).
 - ``training_memory_bytes``: weights, gradients and optimizer state per parameter (ZeRO,
   Rajbhandari et al., 2020, §3.1: mixed-precision Adam holds 2 + 2 + 12 = 16 bytes).
-- ``train_tiny_lm``: a two-layer Post-LN or Pre-LN language model (``blocks.ConfigurableBlock``)
-  trained with Adam under a schedule, in float64 from ``training.portable_init_``; it returns
-  the learning rate, loss and global gradient norm of every step.
+- ``train_tiny_lm``: a small Post-LN or Pre-LN language model (``blocks.ConfigurableBlock``;
+  two layers by default, q40 trains four) trained with Adam under a schedule, in float64
+  from ``training.portable_init_``; it returns the learning rate, loss and global gradient
+  norm of every step.
 """
 
 from __future__ import annotations

@@ -35,23 +35,30 @@ CLIP_SLIPS = {
 }
 
 
-def clip_variant(grads, max_norm, bug: str | None = None):
-    """The gradients clipped by their global L2 norm, or one slip's version of them."""
+def clip_variant(grads, max_norm, bug: str | None = None, eps: float = 0.0):
+    """The gradients clipped by their global L2 norm, or one slip's version of them.
+
+    ``eps = 0`` is the exercise's rule, g · min(1, max_norm / total_norm); ``eps = 1e-6`` is
+    PyTorch's ``clip_grad_norm_``, max_norm / (total_norm + 1e-6), which the checker also
+    accepts (and whose slips it also names)."""
     grads = [g.double() for g in grads]
     squares = torch.stack([g.pow(2).sum() for g in grads]).sum()
     if bug == "clip_value":
         return [g.clamp(-max_norm, max_norm) for g in grads]
     if bug == "per_tensor":
-        return [g * torch.clamp(max_norm / (g.norm() + 1e-6), max=1.0) for g in grads]
+        return [g * torch.clamp(max_norm / (g.norm() + eps), max=1.0) for g in grads]
     total = {
         "sum_of_norms": sum(g.norm() for g in grads),
         "no_sqrt": squares,
         "mean_norm": (squares / sum(g.numel() for g in grads)).sqrt(),
     }.get(bug, squares.sqrt())
-    factor = max_norm / (total + 1e-6)
+    factor = max_norm / (total + eps)
     if bug != "always_scale":
         factor = torch.clamp(factor, max=1.0)
     return [g * factor for g in grads]
+
+
+TORCH_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_ divides by total_norm + 1e-6
 
 
 def _case_grads(g: torch.Generator, shapes, scale: float):
@@ -102,12 +109,15 @@ def check_clip_by_global_norm(fn: Callable) -> None:
                     f"should be {tuple(want.shape)}, the shape of grads[{i}]")
             answers.append(answer)
         flat_got = torch.cat([a.reshape(-1) for a in answers])
-        if close(flat_got, torch.cat([e.reshape(-1) for e in expected])):
-            continue
+        if any(close(flat_got, torch.cat([e.reshape(-1) for e in clip_variant(
+                grads, max_norm, eps=eps)])) for eps in (0.0, TORCH_EPS)):
+            continue  # the spec's rule, or PyTorch's (with its 1e-6)
         for bug, message in CLIP_SLIPS.items():
-            wrong = torch.cat([w.reshape(-1) for w in clip_variant(grads, max_norm, bug)])
-            if close(flat_got, wrong):
-                raise AssertionError(f"on {case}, {message}")
+            for eps in (0.0, TORCH_EPS):
+                wrong = torch.cat([w.reshape(-1)
+                                   for w in clip_variant(grads, max_norm, bug, eps)])
+                if close(flat_got, wrong):
+                    raise AssertionError(f"on {case}, {message}")
         raise AssertionError(
             f"on {case}, the clipped gradients are off from g · min(1, max_norm / "
             f"√(Σ g²)) by up to "
