@@ -136,3 +136,39 @@ def test_the_live_panel_never_dead_ends():
     panel.controls["a"].value = 3
     assert panel.controls["b"].value == 0 and panel.message.value == ""
     assert "<b>3</b>" in panel.figures.value and panel.image.layout.visibility is None
+
+
+def test_a_panels_figure_labels_are_written_once_and_read_back_as_pairs():
+    from attention_qa.panel.static import compacted, expanded
+
+    frames = [{"i": i, "f": [["max weight", f"0.{i}"], ["entropy", f"{i}.0"]], "m": None}
+              for i in range(3)] + [{"i": -1, "f": [], "m": "heads must divide d_model"}]
+    payload = {"title": "t", "frames": frames}
+    small = compacted(payload)
+    assert small["fl"] == ["max weight", "entropy"]
+    assert small["frames"][0] == {"i": 0, "v": ["0.0", "0.0"], "m": None}
+    assert small["frames"][3] == frames[3]  # a refused setting keeps its message
+    assert expanded(small) == payload
+    assert expanded(payload) == payload  # an uncompacted payload is left as it is
+    # frames whose labels differ keep their pairs
+    mixed = {"title": "t", "frames": [frames[0], {"i": 1, "f": [["other", "1"]], "m": None}]}
+    assert compacted(mixed) == mixed
+
+
+def test_the_built_panel_carries_compacted_data_and_its_expander():
+    import re
+
+    from attention_qa.panel.static import static_panel
+
+    explorer = Explorer(
+        "Toy",
+        [Control("a", "a", (0, 1)), Control("b", "b", ("ok", "broken"))],
+        toy_compute,
+        LineView(),
+    )
+    full = static_panel(explorer, all_frames=True)  # the site's panel
+    one = static_panel(explorer, all_frames=False)  # the notebook's copy, one frame
+    assert '"fl":' in full and "frame.f = frame.v.map" in full
+    assert '"fl":' not in one and "frame.f = frame.v.map" not in one
+    default = int(re.search(r'data-aqa-frame="(\d+)"', full).group(1))
+    assert frames_payload(full)["frames"][default]["f"] == frames_payload(one)["frames"][0]["f"]
