@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attention_qa.checks import close, diagnose, tolerance
+from attention_qa.checks import call_learner, close, diagnose, tolerance
 
 
 def test_close_holds_an_answer_to_its_own_dtype():
@@ -32,3 +32,20 @@ def test_diagnose_names_the_first_matching_slip_then_nan_then_the_gap():
                  nan_hint="hint")
     with pytest.raises(AssertionError, match="the weights are off by up to 0.5 from x"):
         diagnose(expected + 0.5, expected, "case", "the weights", "x")
+
+
+def test_the_float32_hint_needs_float32_work():
+    """Checker review 2: a float64 slip as small as float32's rounding is named by its gap,
+    not as float32 work; float32 work whose trace into the answer was lost (through a Python
+    number) is named as such."""
+    x = torch.linspace(1.0, 2.0, 5, dtype=torch.float64)
+    expected = x.exp()
+    slipped = call_learner(lambda t: t.exp() * (1 + 3e-6), "case", x)  # float64 throughout
+    with pytest.raises(AssertionError) as info:
+        diagnose(slipped, expected, "case", "the output", "exp(x)")
+    assert "the output is off by up to" in str(info.value)
+    assert "float32" not in str(info.value)
+    lost = call_learner(lambda t: t.exp() * (1 + 3e-6 * float(t.float().sum() / t.sum())),
+                        "case", x)  # a float32 factor, taken out as a Python number
+    with pytest.raises(AssertionError, match="right only to float32's precision"):
+        diagnose(lost, expected, "case", "the output", "exp(x)")

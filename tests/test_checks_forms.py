@@ -735,6 +735,51 @@ def layer_norm_1e4_off(x, w, b, eps):  # a float64 answer 1e-4 off stays wrong
 # --- the exercises ---------------------------------------------------------------------------
 
 
+def layer_norm_eps_squared(x, w, b, eps):  # checker review 2: a float64 slip, named as one
+    mu = x.mean(-1, keepdim=True)
+    return (x - mu) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + eps * eps) * w + b
+
+
+def clip_first_as_list(grads, max_norm):
+    """Checker review 2: two clipped gradients as a (list, tensor) tuple, not (clipped,
+    total_norm)."""
+    total = torch.sqrt(sum((g**2).sum() for g in grads))
+    out = [g * min(1.0, max_norm / total.item()) for g in grads]
+    return (out[0].tolist(), out[1]) if len(out) == 2 else out
+
+
+def clip_into_given_list(grads, max_norm):
+    """Checker review 2: new tensors, but stored in the caller's list."""
+    total = math.sqrt(sum(float((g**2).sum()) for g in grads))
+    for i in range(len(grads)):
+        grads[i] = grads[i] * min(1.0, max_norm / total)
+    return grads
+
+
+def mlm_bfloat16_mask(logits, labels):
+    """Checker review 2: a 0/1 mask in bfloat16 is exact, so the loss is right."""
+    keep = (labels != -100).to(torch.bfloat16)
+    nll = -logits.log_softmax(-1).gather(-1, labels.clamp(min=0)[..., None]).squeeze(-1)
+    return (nll * keep).sum() / keep.sum()
+
+
+def mlm_float16_mask_widened(logits, labels):
+    keep = (labels != -100).half()
+    nll = -logits.log_softmax(-1).gather(-1, labels.clamp(min=0)[..., None]).squeeze(-1)
+    return (nll * keep.double()).sum() / keep.double().sum()
+
+
+def mlm_log_softmax_plus_eps(logits, labels):  # checker review 2: a float64 slip
+    keep = labels != -100
+    log_p = torch.log(torch.softmax(logits, -1) + 1e-9)
+    return -log_p.gather(-1, labels.clamp(min=0)[..., None]).squeeze(-1)[keep].mean()
+
+
+def mlm_smoothed_through_float16(logits, labels):  # the q41 review's slip, hidden by half
+    return F.cross_entropy(logits.flatten(0, -2).half().float(), labels.flatten(),
+                           label_smoothing=0.1)
+
+
 def _exercises() -> dict:
     S = solution
     return {
@@ -934,7 +979,9 @@ def _exercises() -> dict:
              "unbiased var": (lambda x, w, b, eps: (x - x.mean(-1, True))
                               / torch.sqrt(x.var(-1, keepdim=True) + eps) * w + b, ""),
              "NumPy float32, 1e-3 off": (layer_norm_numpy_float32_slip, "off by"),
-             "float64, 1e-4 off": (layer_norm_1e4_off, "")},
+             "float64, 1e-4 off": (layer_norm_1e4_off, ""),
+             "eps² in float64 (review 2)": (layer_norm_eps_squared,
+                                            "the output is off by up to")},
             slips=(q17.layer_norm_variant, q17.LAYER_NORM_SLIPS)),
         "q18": Exercise(
             checks.check_feed_forward,
@@ -1154,16 +1201,25 @@ def _exercises() -> dict:
             slips=(q39.swiglu_variant, q39.SWIGLU_SLIPS)),
         "q40": Exercise(
             checks.check_clip_by_global_norm,
-            {"solution": S("q40"), "torch utils": by_torch_utils, "flat vector": by_flat_vector},
+            {"solution": S("q40"), "torch utils": by_torch_utils, "flat vector": by_flat_vector,
+             "(list, tensor) of two gradients (review 2)": clip_first_as_list},
             FLOAT_FORMS,
+            {"items of the given list replaced (review 2)": (
+                clip_into_given_list, "you changed the list you were given")},
             slips=(q40.clip_variant, q40.CLIP_SLIPS)),
         "q41": Exercise(
             checks.check_masked_lm_loss,
             {"solution": S("q41"), "by hand": by_hand, "nll_loss": by_nll_loss,
-             "cross_entropy": lambda lo, la: F.cross_entropy(lo.flatten(0, -2), la.flatten())},
+             "cross_entropy": lambda lo, la: F.cross_entropy(lo.flatten(0, -2), la.flatten()),
+             "bfloat16 0/1 mask (review 2)": mlm_bfloat16_mask,
+             "float16 0/1 mask, widened (review 2)": mlm_float16_mask_widened},
             {**FLOAT_FORMS, **NUMBER_FORMS},
             {"per-token losses": (lambda lo, la: F.cross_entropy(
-                lo.flatten(0, -2), la.flatten(), reduction="none"), "one number")},
+                lo.flatten(0, -2), la.flatten(), reduction="none"), "one number"),
+             "log(softmax + 1e-9) in float64 (review 2)": (mlm_log_softmax_plus_eps,
+                                                           "the loss is off by up to"),
+             "label smoothing 0.1 through float16 (review 2)": (
+                 mlm_smoothed_through_float16, "compute it in float32 or better")},
             slips=(q41.mlm_loss_variant, q41.MLM_LOSS_SLIPS)),
         "q42": Exercise(
             checks.check_xl_attention_mask,

@@ -72,7 +72,9 @@ def test_each_slip_is_named(bug):
 @pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.2])
 def test_half_precision_is_refused_named(dtype, smoothing):
     """In half precision the tolerance would let label smoothing 0.1 (0.2 in bfloat16) pass;
-    a loss computed in half precision is refused, right or not, and so is a half answer."""
+    a loss computed in half precision is refused unless it is right to float32's precision
+    (a 0/1 mask in half precision is exact: tests/test_checks_forms.py), and so is a half
+    answer."""
     with pytest.raises(AssertionError, match="compute it in float32 or better"):
         check_masked_lm_loss(lambda lo, la: by_cross_entropy_smoothed(lo.to(dtype), la,
                                                                       smoothing))

@@ -23,6 +23,9 @@ from attention_qa.checks.watch import Precision
 
 # the least precise floating dtype the learner's last call computed in (None: not watched)
 _COMPUTED_IN: contextvars.ContextVar = contextvars.ContextVar("computed_in", default=None)
+# the least precise floating dtype any torch call of the learner's last call made, whether or
+# not it flowed into the answer (its trace may be lost through Python numbers)
+_SAW: contextvars.ContextVar = contextvars.ContextVar("saw", default=None)
 
 
 def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwargs):
@@ -46,6 +49,7 @@ def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwar
             f"your function raised {type(err).__name__} on {case}: {err}"
         ) from None
     _COMPUTED_IN.set(watch.lowest_in(result))
+    _SAW.set(watch.lowest)
     return result
 
 
@@ -166,12 +170,31 @@ def float32_numbers(got: torch.Tensor) -> bool:
     return torch.equal(finite.float().double(), finite)
 
 
+def float32_work(got: torch.Tensor) -> bool:
+    """Whether float32 (or half-precision) work was seen behind a float64 answer: the
+    learner's torch calls made float32 tensors (even ones whose trace into the answer was
+    lost through Python numbers), or every value is a float32 number up to a last float64
+    step (within 1e-11 of it, where float32's own spacing is about 6e-8)."""
+    lowest = _SAW.get()
+    if lowest is not None and lowest != torch.float64:
+        return True
+    finite = got[torch.isfinite(got)].double()
+    return bool(finite.numel()) and torch.allclose(
+        finite.float().double(), finite, rtol=1e-11, atol=0.0)
+
+
 def _close_at(got: torch.Tensor, expected: torch.Tensor, dtypes: list) -> bool:
     rtol, atol = max(tolerance(d) for d in dtypes)
     scale = max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
     return torch.allclose(
         got.double(), expected.double(), rtol=rtol, atol=atol * scale, equal_nan=True
     )
+
+
+def close_at(got: torch.Tensor, expected: torch.Tensor, dtypes: list) -> bool:
+    """Whether ``got`` equals ``expected`` at the precision of the least precise of
+    ``dtypes``, whatever the dtype it was computed in."""
+    return _close_at(got, expected, dtypes)
 
 
 NAN_SCORES = "a row of scores became NaN; check the mask and the softmax"
@@ -186,9 +209,9 @@ def diagnose(got, expected, case: str, what: str, formula: str, slips=None, slip
     checker's slip model to its message, and ``slip_model(switch)`` computes that wrong
     answer (one that raises RuntimeError cannot happen on these shapes and is skipped). Then
     NaN or inf is explained with ``nan_hint``, if given; then a float64 answer right only to
-    float32's precision is named as such; last, how far off ``what`` is from
-    ``formula``, with "are" when ``plural`` (by default: ``what`` ends in one "s", as "the
-    weights" does and "the loss" does not).
+    float32's precision is named as such, where float32 work was seen (``float32_work``);
+    last, how far off ``what`` is from ``formula``, with "are" when ``plural`` (by default:
+    ``what`` ends in one "s", as "the weights" does and "the loss" does not).
     """
     if close(got, expected):
         return
@@ -205,7 +228,8 @@ def diagnose(got, expected, case: str, what: str, formula: str, slips=None, slip
     if plural is None:
         plural = what.endswith("s") and not what.endswith("ss")
     verb = "are" if plural else "is"
-    if got.dtype == torch.float64 and _close_at(got, expected, [torch.float32]):
+    if (got.dtype == torch.float64 and _close_at(got, expected, [torch.float32])
+            and float32_work(got)):
         raise AssertionError(
             f"on {case}, {what} {verb} right only to float32's precision, off by up to "
             f"{worst:.3g} from {formula}: a step was computed in float32. Compute every step "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Callable
 
+import numpy as np
 import torch
 
 from attention_qa.checks.common import as_answer, call_learner, close
@@ -65,6 +67,18 @@ def _case_grads(g: torch.Generator, shapes, scale: float):
     return [torch.randn(shape, generator=g, dtype=torch.float64) * scale for shape in shapes]
 
 
+def _one_number(x) -> bool:
+    """Whether ``x`` is a single number: a Python or NumPy number, or a one-element tensor
+    or array (a total norm), not a clipped gradient."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    if isinstance(x, numbers.Number):
+        return True
+    if isinstance(x, torch.Tensor):
+        return x.numel() == 1
+    return isinstance(x, np.ndarray) and x.size == 1
+
+
 def check_clip_by_global_norm(fn: Callable) -> None:
     """Check ``fn(grads, max_norm)`` → the list of gradients clipped by their global L2 norm:
     every tensor times min(1, max_norm / total_norm), total_norm = √(Σ over all tensors of
@@ -86,14 +100,20 @@ def check_clip_by_global_norm(fn: Callable) -> None:
     for case, grads, max_norm in cases:
         expected = clip_variant(grads, max_norm)
         copies = [g.clone() for g in grads]
-        got = call_learner(fn, case, copies, max_norm)
+        given = list(copies)  # the list itself, to tell a changed list from changed tensors
+        got = call_learner(fn, case, given, max_norm)
         if any(not torch.equal(c, g) for c, g in zip(copies, grads, strict=True)):
             raise AssertionError(
                 f"on {case}, your function changed the gradients it was given: return new "
                 f"tensors (or clone first); PyTorch's clip_grad_norm_ works in place, this "
                 f"exercise does not")
+        if len(given) != len(copies) or any(
+                a is not b for a, b in zip(given, copies, strict=True)):
+            raise AssertionError(
+                f"on {case}, you changed the list you were given (its items were replaced): "
+                f"build a new list of the clipped gradients and return it")
         if (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], (list, tuple))
-                and not isinstance(got[1], (list, tuple))):
+                and len(got[0]) == len(grads) and _one_number(got[1])):
             got = got[0]  # (clipped, total_norm), as recipe.clip_grad_norm returns
         if not isinstance(got, (list, tuple)) or len(got) != len(grads):
             raise AssertionError(
