@@ -4,6 +4,14 @@ import pytest
 import torch
 
 from attention_qa.checks import call_learner, close, diagnose, tolerance
+from attention_qa.checks.common import forget_learner
+
+
+@pytest.fixture(autouse=True)
+def no_learner_call_before():
+    """Each test starts as if no checker had run: ``close`` reads the last learner call's
+    precision, which another test file's checkers would otherwise leave behind."""
+    forget_learner()
 
 
 def test_close_holds_an_answer_to_its_own_dtype():

@@ -28,6 +28,13 @@ _COMPUTED_IN: contextvars.ContextVar = contextvars.ContextVar("computed_in", def
 _SAW: contextvars.ContextVar = contextvars.ContextVar("saw", default=None)
 
 
+def forget_learner() -> None:
+    """Forget what the last learner call computed in, so that a ``close`` made outside a
+    checker (a test, a reader's own comparison) holds its answer to that answer's dtype only."""
+    _COMPUTED_IN.set(None)
+    _SAW.set(None)
+
+
 def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwargs):
     """Call the learner's function; if it raises, say which input it failed on.
 
@@ -38,6 +45,7 @@ def call_learner(fn: Callable, case: str, *args, passthrough: tuple = (), **kwar
     with float32 steps inside is held to float32's precision; a throwaway float16 tensor made
     beside the answer loosens nothing.
     """
+    forget_learner()  # a call that raises leaves nothing of the previous one behind
     watch = Precision()
     try:
         with watch:
@@ -71,6 +79,16 @@ def first_of_pair(value):
             and (value[1] is None or _is_array(value[1]))):
         return value[0]
     return value
+
+
+def check_weights(result, expected_weights: torch.Tensor, case: str, what: str) -> None:
+    """When the learner returned (output, weights) with weights, the weights must be
+    ``expected_weights`` (``what`` names them in the message); None or no pair passes."""
+    if first_of_pair(result) is result or result[1] is None:
+        return
+    weights = require_shape(result[1], expected_weights.shape, case, "the weights")
+    if not close(weights, expected_weights):
+        raise AssertionError(f"on {case}, the output is right but the weights are not {what}")
 
 
 def as_answer(value, case: str, name: str = "the answer", output_only: bool = False

@@ -11,9 +11,8 @@ from attention_qa.checks.common import (
     NAN_SCORES,
     as_answer,
     call_learner,
-    close,
+    check_weights,
     diagnose,
-    first_of_pair,
     require_shape,
 )
 from attention_qa.masks import padding_mask
@@ -235,11 +234,8 @@ def check_attention(fn: Callable) -> None:
             slips, partial(_attention_output_variant, q, k, v, mask),
             nan_hint=NAN_SCORES,
         )
-        if first_of_pair(result) is not result and result[1] is not None:
-            weights = require_shape(result[1], expected_weights.shape, case, "the weights")
-            if not close(weights, expected_weights):
-                raise AssertionError(
-                    f"on {case}, the output is right but the weights are not "
-                    f"softmax(q kᵀ / √d_k) with masked keys at 0, shape (..., n, m)"
-                )
+        check_weights(
+            result, expected_weights, case,
+            "softmax(q kᵀ / √d_k) with masked keys at 0, shape (..., n, m)",
+        )
         passed_without_batch = passed_without_batch or q.ndim == 2

@@ -12,9 +12,8 @@ from attention_qa.checks.common import (
     NAN_SCORES,
     as_answer,
     call_learner,
-    close,
+    check_weights,
     diagnose,
-    first_of_pair,
     require_shape,
 )
 from attention_qa.masks import causal_mask, padding_mask
@@ -247,10 +246,7 @@ def check_multihead(module_cls: Callable, mask_layout: str = "(B, h, n, m)") -> 
                 MHA_SLIPS, partial(mha_variant, layers, query, key, value, ref_mask, h, h_kv),
                 nan_hint=NAN_SCORES,
             )
-            if first_of_pair(result) is not result and result[1] is not None:
-                weights = require_shape(result[1], expected_weights.shape, case, "the weights")
-                if not close(weights, expected_weights):
-                    raise AssertionError(
-                        f"on {case}, the output is right but the weights are not "
-                        f"softmax(Q Kᵀ / √d_k) per head, shape (B, h, n, m)"
-                    )
+            check_weights(
+                result, expected_weights, case,
+                "softmax(Q Kᵀ / √d_k) per head, shape (B, h, n, m)",
+            )
