@@ -81,6 +81,16 @@ def first_of_pair(value):
     return value
 
 
+def require_integer_ids(got: torch.Tensor, case: str, what: str, advice: str) -> None:
+    """Token ids whose values are right must be integers too (``nn.Embedding`` refuses
+    floats); ``advice`` ends the message with how to keep them so."""
+    if got.is_floating_point() or got.dtype == torch.bool:
+        raise AssertionError(
+            f"on {case}, {what} are right but their dtype is {got.dtype}: token ids are "
+            f"integers{advice}"
+        )
+
+
 def check_weights(result, expected_weights: torch.Tensor, case: str, what: str) -> None:
     """When the learner returned (output, weights) with weights, the weights must be
     ``expected_weights`` (``what`` names them in the message); None or no pair passes."""

@@ -6,7 +6,12 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import as_answer, call_learner, require_shape
+from attention_qa.checks.common import (
+    as_answer,
+    call_learner,
+    require_integer_ids,
+    require_shape,
+)
 
 
 def check_shift_right(fn: Callable) -> None:
@@ -38,12 +43,11 @@ def check_shift_right(fn: Callable) -> None:
                 )
         got = require_shape(got, expected.shape, case, "the decoder inputs")
         if torch.equal(got, expected):
-            if got.is_floating_point() or got.dtype == torch.bool:
-                raise AssertionError(
-                    f"on {case}, the ids are right but their dtype is {got.dtype}: token ids "
-                    f"are integers (nn.Embedding takes int64 or int32); keep the targets' "
-                    f"dtype, e.g. torch.full((B, 1), bos, dtype=targets.dtype)"
-                )
+            require_integer_ids(
+                got, case, "the ids",
+                " (nn.Embedding takes int64 or int32); keep the targets' dtype, "
+                "e.g. torch.full((B, 1), bos, dtype=targets.dtype)",
+            )
             continue
         mistakes = [
             (

@@ -6,7 +6,12 @@ from typing import Callable
 
 import torch
 
-from attention_qa.checks.common import as_answer, call_learner, require_shape
+from attention_qa.checks.common import (
+    as_answer,
+    call_learner,
+    require_integer_ids,
+    require_shape,
+)
 
 
 def greedy_variant(model, prompt, steps: int, bug: str):
@@ -75,11 +80,7 @@ def check_greedy_decode(fn: Callable) -> None:
                 raise AssertionError(f"on {case}, one step is missing: append {steps} tokens")
             got = require_shape(got, expected.shape, case, "the tokens")
             if torch.equal(got, expected):
-                if got.is_floating_point() or got.dtype == torch.bool:
-                    raise AssertionError(
-                        f"on {case}, the tokens are right but their dtype is {got.dtype}: "
-                        f"token ids are integers; keep the prompt's dtype"
-                    )
+                require_integer_ids(got, case, "the tokens", "; keep the prompt's dtype")
                 continue
             if not torch.equal(got[:, :T], prompt):
                 raise AssertionError(f"on {case}, the prompt was changed: keep it as it is")
