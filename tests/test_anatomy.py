@@ -15,6 +15,7 @@ from attention_qa.anatomy import (
     active_parameter_count,
     kv_cache_bytes_per_token,
     model_cache_bytes,
+    other_parameter_count,
     parameter_count,
     parameter_parts,
     shape,
@@ -269,3 +270,48 @@ def test_the_other_tables_are_read_from_this_one():
     assert not set(OTHER_MODELS) & set(MODELS)
     with pytest.raises(ValueError, match="'GPT-5'"):
         shape("GPT-5")
+
+
+# --- q46: the Chinese open models (rows of OTHER_MODELS) -------------------------------------
+
+
+def _hf_count_other(name, **extra):
+    """The parameters of a transformers Qwen2 (QKV biases) or Llama (none) model built on the
+    meta device from the row's fields."""
+    transformers = pytest.importorskip("transformers")
+    transformers.logging.set_verbosity_error()
+    m = OTHER_MODELS[name]
+    kwargs = dict(vocab_size=m.vocab, hidden_size=m.d_model, num_hidden_layers=m.layers,
+                  num_attention_heads=m.heads, num_key_value_heads=m.kv_heads,
+                  intermediate_size=m.d_ff, tie_word_embeddings=m.tied, **extra)
+    family = "Qwen2" if m.biases == "QKV" else "Llama"
+    config = getattr(transformers, f"{family}Config")(**kwargs)
+    with torch.device("meta"):
+        model = getattr(transformers, f"{family}ForCausalLM")(config)
+    return sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize("name", ["Qwen-7B", "ChatGLM2-6B", "Baichuan2-7B", "Baichuan2-13B",
+                                  "Qwen2.5-72B"])
+def test_q46_rows_count_as_transformers_builds_them(name):
+    # ALiBi adds no weights, so Baichuan2-13B counts as a Llama of its shape; ChatGLM2's
+    # fused QKV with a bias and 2 K/V groups counts as a Qwen2 of its shape.
+    assert other_parameter_count(name) == _hf_count_other(name)
+
+
+def test_q46_rows_stay_out_of_q38s_table_and_match_their_names():
+    new = ("Qwen-7B", "ChatGLM2-6B", "Baichuan2-7B", "Baichuan2-13B", "Qwen2.5-72B")
+    assert not set(new) & set(MODELS) and set(new) <= set(OTHER_MODELS)
+    billions = {name: other_parameter_count(name) / 1e9 for name in new}
+    # the names' sizes; Qwen2.5-72B: 72.706 billion in the Open Arabic LLM Leaderboard's
+    # request file (OALL/requests_v2, Qwen/Qwen2.5-72B), a count of the released weights
+    assert round(billions["Qwen2.5-72B"], 3) == 72.706
+    assert 6 < billions["ChatGLM2-6B"] < 6.5 and 7 < billions["Qwen-7B"] < 8
+    assert 7 < billions["Baichuan2-7B"] < 8 and 13 < billions["Baichuan2-13B"] < 14
+    assert other_parameter_count("Qwen2.5-7B") == parameter_count("Qwen2.5-7B")
+    assert shape("Baichuan2-13B").position == "ALiBi"
+
+
+def test_other_parameter_count_refuses_mixtures_of_experts_and_unknown_names():
+    with pytest.raises(ValueError):
+        other_parameter_count("no such model")

@@ -12,6 +12,7 @@ from attention_qa.masks import causal_mask
 from attention_qa.objectives import (
     bart_noise,
     bert_inputs,
+    glm_blank_infilling,
     mlm_corrupt,
     prefix_lm_mask,
     span_corrupt,
@@ -215,3 +216,78 @@ def test_bart_noise_refuses_bad_input():
         bart_noise(DOC, "text_infilling", mask_id=0, poisson_lambda=0)
     with pytest.raises(ValueError, match="tokens must be"):
         bart_noise([[1, 2]], "token_masking", mask_id=0)
+
+
+# --- q46: GLM's blank infilling --------------------------------------------------------------
+
+
+def test_glm_blank_infilling_is_figure_2_of_the_glm_paper():
+    # Du et al. (2022), Figure 2: x1 … x6, spans [x3] and [x5, x6], part B in the order
+    # [x5, x6] then [x3]; Position 1 = 1 2 3 4 5 5 5 5 3 3 (counted from 1 there),
+    # Position 2 = 0 0 0 0 0 1 2 3 1 2.
+    M, S, E = 100, 101, 102
+    out = glm_blank_infilling([1, 2, 3, 4, 5, 6], [(2, 3), (4, 6)], mask_id=M, start_id=S,
+                              end_id=E, order=[1, 0])
+    assert out["input_ids"].tolist() == [1, 2, M, 4, M, S, 5, 6, S, 3]
+    assert out["targets"].tolist()[5:] == [5, 6, E, 3, E]
+    assert (out["targets"][:5] == -100).all()
+    assert (out["position_ids"] + 1).tolist() == [1, 2, 3, 4, 5, 5, 5, 5, 3, 3]
+    assert out["block_position_ids"].tolist() == [0, 0, 0, 0, 0, 1, 2, 3, 1, 2]
+    want = torch.zeros(10, 10, dtype=torch.bool)
+    want[:, :5] = True  # every token sees part A
+    for i in range(5, 10):
+        want[i, 5:i + 1] = True  # part B: causally within part B
+    assert torch.equal(out["mask"], want)
+    assert out["part_a_length"] == 5
+
+
+def _glm_by_definition(tokens, spans, order, M, S, E):
+    """GLM's input written out span by span from §2.1–2.2, without the package."""
+    corrupted, where = [], {}
+    i = 0
+    starts = {s: e for s, e in spans}
+    while i < len(tokens):
+        if i in starts:
+            where[i] = len(corrupted)
+            corrupted.append(M)
+            i = starts[i]
+        else:
+            corrupted.append(tokens[i])
+            i += 1
+    ids, tgt, pos, blk = list(corrupted), [-100] * len(corrupted), \
+        list(range(len(corrupted))), [0] * len(corrupted)
+    for k in order:
+        s, e = spans[k]
+        for j, token in enumerate([S] + tokens[s:e]):
+            ids.append(token)
+            tgt.append((tokens[s:e] + [E])[j])
+            pos.append(where[s])
+            blk.append(j + 1)
+    return ids, tgt, pos, blk
+
+
+@pytest.mark.parametrize("spans,order", [([(0, 1)], None), ([(0, 3), (5, 6), (7, 10)], [2, 0, 1]),
+                                         ([(3, 4), (4, 9)], [1, 0]), ([(9, 10)], [0])])
+def test_glm_blank_infilling_matches_the_definition(spans, order):
+    tokens = list(range(10, 20))
+    out = glm_blank_infilling(tokens, spans, mask_id=1, start_id=2, end_id=3, order=order)
+    want = _glm_by_definition(tokens, spans, order or list(range(len(spans))), 1, 2, 3)
+    got = [out[k].tolist() for k in ("input_ids", "targets", "position_ids",
+                                     "block_position_ids")]
+    assert got == list(want)
+    n_a = out["part_a_length"]
+    n = len(want[0])
+    mask = out["mask"]
+    assert mask[:n_a, :n_a].all() and not mask[:n_a, n_a:].any()
+    assert torch.equal(mask[n_a:, n_a:], causal_mask(n - n_a))
+    assert mask[n_a:, :n_a].all()
+
+
+@pytest.mark.parametrize("spans,order", [([], None), ([(2, 2)], None), ([(3, 5), (1, 2)], None),
+                                         ([(1, 4), (3, 5)], None), ([(1, 11)], None),
+                                         ([(1, 2), (4, 5)], [0, 0]), ([(1, 2)], [1]),
+                                         ([(1.0, 2)], None)])
+def test_glm_blank_infilling_refuses_bad_spans_and_orders(spans, order):
+    with pytest.raises(ValueError):
+        glm_blank_infilling(list(range(10)), spans, mask_id=1, start_id=2, end_id=3,
+                            order=order)

@@ -9,7 +9,11 @@ from attention_qa.positional import (
     alibi_bias,
     alibi_slopes,
     apply_rope,
+    attention_entropy,
+    dynamic_ntk_frequencies,
     learned_position_table,
+    logn_scale,
+    needle_attention,
     position_scores,
     rope_frequencies,
     rope_score_by_offset,
@@ -404,3 +408,75 @@ def test_scheme_inputs_are_checked():
         scaled_rope_frequencies(8, 2.0, method="yarn", trained_length=64, alpha=4, beta=2)
     with pytest.raises(ValueError, match="scale must be a positive"):
         scaled_rope_frequencies(8, scale=0)
+
+
+# --- q46: LogN scaling and dynamic NTK -------------------------------------------------------
+
+
+def test_logn_scale_is_qwens_table():
+    # modeling_qwen.py: [math.log(i, seq_length) if i > seq_length else 1 for i in range(1, …)]
+    seq_length = 2048
+    table = [math.log(i, seq_length) if i > seq_length else 1 for i in range(1, 9000)]
+    assert [logn_scale(i, seq_length) for i in range(1, 9000)] == pytest.approx(table, rel=1e-15)
+    assert logn_scale(2048, 2048) == 1.0 and logn_scale(2048**2, 2048) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("bad", [(0, 10), (5, 1), (5, 0), (2.5, 10), (True, 10)])
+def test_logn_scale_refuses_bad_lengths(bad):
+    with pytest.raises(ValueError):
+        logn_scale(*bad)
+
+
+def _transformers_dynamic(d, base, seq_len, trained, factor):
+    transformers = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    config = transformers.LlamaConfig(
+        hidden_size=d * 2, num_attention_heads=2, max_position_embeddings=trained,
+        rope_theta=base, rope_scaling={"rope_type": "dynamic", "factor": factor})
+    inv_freq, _ = ROPE_INIT_FUNCTIONS["dynamic"](config, "cpu", seq_len=seq_len)
+    return inv_freq.to(torch.float64)
+
+
+@pytest.mark.parametrize("d,base,seq_len,trained,factor", [
+    (128, 10000.0, 8192, 2048, 1.0), (128, 10000.0, 1000, 2048, 2.0),
+    (64, 500000.0, 40000, 8192, 4.0), (16, 10000.0, 2049, 2048, 8.0)])
+def test_dynamic_ntk_matches_transformers(d, base, seq_len, trained, factor):
+    ours = dynamic_ntk_frequencies(d, base, seq_len, trained, factor)
+    theirs = _transformers_dynamic(d, base, seq_len, trained, factor)
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)  # theirs is float32
+
+
+def test_dynamic_ntk_is_plain_rope_up_to_the_trained_length_and_ntk_past_it():
+    for seq_len in (1, 100, 2048):
+        assert torch.equal(dynamic_ntk_frequencies(64, 1e4, seq_len, 2048, 4.0),
+                           scaled_rope_frequencies(64, 1e4, 1.0, "ntk"))
+    # factor 1 at 4 L: NTK-aware scaling by 4, written the other way round
+    direct = (1e4 * 4.0 ** (64 / 62)) ** (-torch.arange(0, 64, 2, dtype=torch.float64) / 64)
+    torch.testing.assert_close(dynamic_ntk_frequencies(64, 1e4, 8192, 2048, 1.0), direct)
+
+
+@pytest.mark.parametrize("kwargs", [dict(d=7), dict(d=2), dict(factor=0.5), dict(seq_len=0),
+                                    dict(base=-1.0), dict(trained_length=0)])
+def test_dynamic_ntk_refuses_bad_input(kwargs):
+    args = dict(d=64, base=1e4, seq_len=4096, trained_length=2048, factor=2.0) | kwargs
+    with pytest.raises(ValueError):
+        dynamic_ntk_frequencies(**args)
+
+
+def test_needle_attention_is_softmax_of_scaled_scores_and_entropy_is_direct():
+    n, trained = 5000, 2048
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn(32768, generator=g, dtype=torch.float64)[:n].clone()
+    scores[0] = math.log(trained)
+    for logn in (False, True):
+        lam = math.log(n) / math.log(trained) if logn else 1.0
+        want = torch.exp(lam * scores) / torch.exp(lam * scores).sum()
+        got = needle_attention(n, trained, logn=logn)
+        torch.testing.assert_close(got, want)
+        entropy = sum(-p * math.log(p) for p in want.tolist())
+        assert attention_entropy(got) == pytest.approx(entropy, rel=1e-12)
+    # the same noise for every length: a shorter row is a prefix of the longer one's scores
+    short = needle_attention(100, trained, logn=False)
+    long = needle_attention(200, trained, logn=False)
+    torch.testing.assert_close(short / short[0], long[:100] / long[0])

@@ -525,3 +525,89 @@ def table_rows(names=None) -> list[dict[str, str]]:
             "biases": show("biases", m.biases),
         })
     return rows
+
+
+# --- q46: the Chinese open models -------------------------------------------------------
+# Rows kept out of ``MODELS`` so that q38's table and explorer stay as they are; ``shape``
+# finds them, ``other_parameter_count`` counts them (dense models only).
+QWEN_CODE = ("Hugging Face Qwen/Qwen-7B, modeling_qwen.py (c_attn: one Q/K/V projection with a "
+             "bias; c_proj and the MLP without; use_logn_attn and use_dynamic_ntk)")
+OTHER_MODELS.update({m.name: m for m in (
+    Anatomy(
+        "Qwen-7B", 32, 4096, 32, 32, 128, "MHA", "SwiGLU", 11008, 151936, False, "RMSNorm",
+        "pre", "RoPE", 10000.0, 8192, "QKV",
+        ("Bai et al. (2023), Qwen Technical Report, arXiv:2309.16609, §2.3.1 (untied "
+         "embedding, RoPE, biases only in the QKV layer, pre-norm RMSNorm, SwiGLU with the FFN "
+         "cut to 8/3 of the hidden size), Table 1 (hidden 4096, 32 heads, 32 layers), §2.3.2 "
+         "(dynamic NTK, LogN-Scaling, layer-wise window attention, at inference only), §2.4 "
+         "(trained at 2048 tokens), Table 3",
+         "Hugging Face Qwen/Qwen-7B, config.json (intermediate_size 22,016 = the two 11,008-"
+         "wide halves, vocab_size 151,936, seq_length 8,192, use_logn_attn and "
+         "use_dynamic_ntk true)", QWEN_CODE),
+        not_in_paper=("d_ff", "vocab", "rope_base"), paper_differs=("context",),
+        notes="The report trains at 2,048 tokens (§2.4); the released Qwen-7B was trained on "
+              "to 8,192 (QwenLM/Qwen README), its config's seq_length. Its FFN is 11,008 "
+              "wide, not 8/3 · 4,096 ≈ 10,923.",
+    ),
+    Anatomy(
+        "ChatGLM2-6B", 28, 4096, 32, 2, 128, "GQA", "SwiGLU", 13696, 65024, False, "RMSNorm",
+        "pre", "RoPE", 10000.0, 32768, "QKV",
+        ("THUDM/ChatGLM2-6B, README (GLM's hybrid objective, 1.4T tokens; context from 2K to "
+         "32K with FlashAttention, 8K in dialogue training; Multi-Query Attention)",
+         "Hugging Face THUDM/chatglm2-6b, config.json (28 layers, hidden 4096, 32 heads, "
+         "multi_query_group_num 2, kv_channels 128, ffn_hidden_size 13,696, "
+         "padded_vocab_size 65,024, seq_length 32,768, add_qkv_bias, rmsnorm, "
+         "post_layer_norm) and modeling_chatglm.py (RoPE on half of each head's 128 "
+         "features)"),
+        not_in_paper=("layers", "d_model", "heads", "d_head", "ffn", "d_ff", "vocab", "norm",
+                      "norm_place", "rope_base", "biases"),
+        notes="No paper: the README and the released configuration and code are the "
+              "sources. The README calls it Multi-Query Attention; the configuration has 2 "
+              "K/V groups for 32 heads (grouped-query attention). ChatGLM3-6B keeps this "
+              "shape (its config.json has seq_length 8,192).",
+    ),
+    _llama("Baichuan2-7B", 32, 4096, 32, 32, 11008, 125696, 4096, 10000.0,
+           ("Yang et al. (2023), Baichuan 2, arXiv:2309.10305, §2 (a 125,696-token "
+            "vocabulary; RoPE for the 7B model and ALiBi for the 13B; SwiGLU; pre-norm "
+            "RMSNorm; a normalised output head, NormHead)",
+            "Hugging Face baichuan-inc/Baichuan2-7B-Base, config.json (hidden 4096, "
+            "intermediate 11,008, 32 layers, 32 heads, model_max_length 4,096, untied)"),
+           not_in_paper=("d_ff", "rope_base")),
+    Anatomy(
+        "Baichuan2-13B", 40, 5120, 40, 40, 128, "MHA", "SwiGLU", 13696, 125696, False,
+        "RMSNorm", "pre", "ALiBi", None, 4096, "none",
+        ("Yang et al. (2023), Baichuan 2, arXiv:2309.10305, §2 (ALiBi for the 13B model)",
+         "Hugging Face baichuan-inc/Baichuan2-13B-Base, config.json (hidden 5120, "
+         "intermediate 13,696, 40 layers, 40 heads, model_max_length 4,096, untied) and "
+         "modeling_baichuan.py (_gen_alibi_mask)"),
+        not_in_paper=("d_ff", "biases"),
+    ),
+    Anatomy(
+        "Qwen2.5-72B", 80, 8192, 64, 8, 128, "GQA", "SwiGLU", 29568, 152064, False, "RMSNorm",
+        "pre", "RoPE", 1e6, 131072, "QKV",
+        ("Qwen Team (2024), Qwen2.5 Technical Report, arXiv:2412.15115, §2 (the Qwen2 block: "
+         "GQA, SwiGLU, RoPE, QKV bias, pre-norm RMSNorm), Table 1 (80 layers, 64 query and 8 "
+         "K/V heads, untied, context 128K)",
+         "Yang et al. (2024), Qwen2 Technical Report, arXiv:2407.10671, Table 1 (72B: hidden "
+         "8192, intermediate 29,568), §3.2 (YaRN and Dual Chunk Attention for long contexts)",
+         "Hugging Face Qwen/Qwen2.5-72B, config.json"),
+        not_in_paper=("d_head",), paper_differs=("vocab",),
+        notes="The report's vocabulary is 151,665 tokens; the embedding has 152,064 rows.",
+    ),
+)})
+
+
+def other_parameter_count(name: str) -> int:
+    """Every weight of a dense row of ``OTHER_MODELS`` (or of ``MODELS``), counted as
+    ``parameter_count`` counts ``MODELS``: embedding, attention (with its biases), the
+    feed-forward network, the norms and an untied output head."""
+    if name in MODELS:
+        return parameter_count(name)
+    m = shape(name)
+    if m.experts or m.attention == "MLA" or m.kind != "decoder" or m.learned_positions:
+        raise ValueError(f"{name} is not a dense decoder: count it with parameter_count")
+    norm = 2 * m.d_model if m.norm == "LayerNorm" and m.norm_bias else m.d_model
+    per_block = {"pre": 2, "post": 2, "pre and post": 4, "pre, parallel": 1}[m.norm_place]
+    block = _attention_weights(m) + _ffn_weights(m, m.d_ff) + per_block * norm
+    head = 0 if m.tied else m.vocab * m.d_model
+    return m.vocab * m.d_model + m.layers * block + norm + head

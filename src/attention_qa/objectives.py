@@ -267,3 +267,78 @@ def bart_noise(tokens, kind: str, *, mask_id: int, generator=None, rate: float =
         cursor += length  # the span's tokens are dropped
     out += ids[cursor:]
     return torch.tensor(out, dtype=torch.long)
+
+
+def glm_blank_infilling(tokens, spans, *, mask_id: int, start_id: int, end_id: int,
+                        order=None) -> dict:
+    """GLM's autoregressive blank infilling (Du et al., 2022, §2.1 and Figure 2): one input.
+
+    Part A is ``tokens`` with each span (start, end) replaced by one ``mask_id``; part B
+    holds the spans in ``order`` (a permutation of ``range(len(spans))``, default as given),
+    each as ``start_id`` followed by its tokens. The model reads A + B and predicts, at each
+    part-B position, the next token of its span, then ``end_id`` (``targets``). §2.2's 2-D
+    positions: ``position_ids`` counts part A from 0 and gives every part-B token the
+    position of its span's mask; ``block_position_ids`` is 0 in part A and 1, 2, … within
+    each span in part B. ``mask`` (bool (N, N), True = may attend): part A sees all of
+    part A; part B sees part A and, causally, part B up to itself.
+
+    Returns a dict of ``input_ids``, ``targets``, ``position_ids`` and ``block_position_ids``
+    (1-D int64 tensors of length N = len(A) + len(B)), ``targets`` holding ``IGNORE_INDEX``
+    over part A, ``mask``, and ``part_a_length``.
+    """
+    tokens = _token_ids("tokens", tokens)
+    for name, value in (("mask_id", mask_id), ("start_id", start_id), ("end_id", end_id)):
+        require_nonnegative_int(name, value)
+    spans = _glm_spans(spans, len(tokens))
+    if order is None:
+        order = list(range(len(spans)))
+    order = list(order) if isinstance(order, (list, tuple, range)) else order
+    if sorted(order) != list(range(len(spans))) or not all(
+            isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in order):
+        raise ValueError(f"order must be a permutation of range({len(spans)}), got {order!r}")
+
+    part_a, mask_position, cursor = [], [], 0
+    for start, end in spans:
+        part_a += tokens[cursor:start]
+        mask_position.append(len(part_a))  # where this span's [MASK] sits in part A
+        part_a.append(mask_id)
+        cursor = end
+    part_a += tokens[cursor:]
+    n_a = len(part_a)
+
+    input_ids, targets = list(part_a), [IGNORE_INDEX] * n_a
+    position_ids, block_ids = list(range(n_a)), [0] * n_a
+    for i in order:
+        start, end = spans[i]
+        span = tokens[start:end]
+        input_ids += [start_id] + span
+        targets += span + [end_id]
+        position_ids += [mask_position[i]] * (len(span) + 1)
+        block_ids += list(range(1, len(span) + 2))
+
+    total = len(input_ids)
+    mask = causal_mask(total)  # (N, N): part B causally over everything before it
+    mask[:n_a, :n_a] = True  # part A sees all of part A (and nothing of part B)
+    as_tensor = lambda xs: torch.tensor(xs, dtype=torch.int64)  # noqa: E731
+    return {"input_ids": as_tensor(input_ids), "targets": as_tensor(targets),
+            "position_ids": as_tensor(position_ids), "block_position_ids": as_tensor(block_ids),
+            "mask": mask, "part_a_length": n_a}
+
+
+def _glm_spans(spans, n: int) -> list[tuple[int, int]]:
+    """Spans as (start, end) pairs of ints, end exclusive, non-empty, increasing, inside n."""
+    if not isinstance(spans, (list, tuple)) or not spans:
+        raise ValueError(f"spans must be a non-empty list of (start, end) pairs, got {spans!r}")
+    checked, previous_end = [], 0
+    for span in spans:
+        if (not isinstance(span, (list, tuple)) or len(span) != 2 or not all(
+                isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in span)):
+            raise ValueError(f"each span must be a (start, end) pair of ints, got {span!r}")
+        start, end = int(span[0]), int(span[1])
+        if not previous_end <= start < end <= n:
+            raise ValueError(
+                f"spans must be non-empty, increasing, not overlapping and within the "
+                f"{n} tokens (end exclusive), got {span!r} after an end of {previous_end}")
+        checked.append((start, end))
+        previous_end = end
+    return checked

@@ -338,3 +338,74 @@ SCHEME_LABELS = (
     "sinusoidal", "learned table", "RoPE", "RoPE + interpolation ×2", "RoPE + NTK, context ×2",
     "ALiBi",
 )
+
+
+# --- reading past the trained length: LogN scaling and dynamic NTK (q46) -----------------
+
+
+def logn_scale(n: int, trained_length: int) -> float:
+    """The factor LogN attention scaling multiplies the query of position ``n`` by:
+    log(n) / log(trained_length) once n is past the trained length, 1 up to it.
+
+    Qwen-7B's reference code (``modeling_qwen.py``, ``use_logn_attn``) builds the table
+    ``math.log(i, seq_length) if i > seq_length else 1`` for i = 1, 2, …, and multiplies the
+    query at (1-based) position i by it, so its scores, and the sharpness of its softmax, grow
+    like log n (Qwen technical report, Bai et al., 2023, §2.3.2; Chiang & Cholak, 2022).
+    """
+    require_positive_int("n", n)
+    require_positive_int("trained_length", trained_length)
+    if trained_length < 2:
+        raise ValueError(f"trained_length must be at least 2 (log 1 = 0), got {trained_length}")
+    return math.log(n) / math.log(trained_length) if n > trained_length else 1.0
+
+
+def dynamic_ntk_frequencies(d: int, base: float, seq_len: int, trained_length: int,
+                            factor: float) -> torch.Tensor:
+    """The (d/2,) RoPE frequencies of "dynamic NTK" scaling at a sequence of ``seq_len``
+    tokens, in float64: θᵢ = base'^(−2i/d) with the base grown to
+    base' = base · (factor · s / L − (factor − 1))^(d/(d−2)), s = max(seq_len, L), L the
+    ``trained_length``. Up to L nothing changes; past it the base grows with the length read
+    so far, as ``transformers`` computes it (``modeling_rope_utils``,
+    ``_compute_dynamic_ntk_parameters``); ``factor`` 1 makes it s / L, NTK-aware scaling
+    (``scaled_rope_frequencies(method="ntk")``) at the scale the sequence has reached.
+    """
+    require_positive_int("d", d)
+    if d % 2 or d < 4:
+        raise ValueError(f"d must be even and at least 4, got {d}")
+    require_positive_number("base", base)
+    require_positive_int("seq_len", seq_len)
+    require_positive_int("trained_length", trained_length)
+    require_positive_number("factor", factor)
+    if factor < 1:
+        raise ValueError(f"factor must be at least 1, got {factor}")
+    s = max(seq_len, trained_length)
+    grown = float(base) * (factor * s / trained_length - (factor - 1)) ** (d / (d - 2))
+    return _rope_theta(d, grown)  # (d/2,)
+
+
+def needle_attention(n: int, trained_length: int, *, logn: bool, needle: float | None = None,
+                     seed: int = 0) -> torch.Tensor:
+    """A toy for LogN scaling: one query's (n,) attention weights, float64, over n keys whose
+    scores are seeded standard normal noise except key 0, the "needle", whose score is
+    ``needle`` (default ln L, so that at n = L it holds about as much weight as all the
+    noise together). With ``logn`` every score is multiplied by ``logn_scale(n, L)``. The
+    noise of the first n keys is the same for every n (one seeded draw, cut to length)."""
+    require_positive_int("n", n)
+    scale = logn_scale(n, trained_length) if logn else 1.0
+    if needle is None:
+        needle = math.log(trained_length)
+    g = torch.Generator().manual_seed(seed)
+    noise = torch.randn(max(n, _NEEDLE_DRAW), generator=g, dtype=torch.float64)[:n]  # (n,)
+    scores = noise.clone()
+    scores[0] = float(needle)
+    return torch.softmax(scale * scores, dim=0)  # (n,)
+
+
+_NEEDLE_DRAW = 32768  # one draw long enough for every n the chapter reads
+
+
+def attention_entropy(weights: torch.Tensor) -> float:
+    """The entropy −Σ p log p (nats) of attention weights over the last dimension (one row)."""
+    require_tensor("weights", weights, min_ndim=1, floating=True)
+    p = weights[weights > 0]
+    return float(-(p * p.log()).sum())
