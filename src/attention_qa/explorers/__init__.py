@@ -9,6 +9,7 @@ from attention_qa.explorers.anatomy import anatomy_explorer
 from attention_qa.explorers.attention_bugs import attention_bug_explorer
 from attention_qa.explorers.bert_bart import bert_bart_explorer
 from attention_qa.explorers.causal_leak import causal_leak_explorer
+from attention_qa.explorers.chinese_models import chinese_models_explorer
 from attention_qa.explorers.context_budget import context_budget_explorer
 from attention_qa.explorers.context_parallel import context_parallel_explorer
 from attention_qa.explorers.cross_attention import cross_attention_explorer
@@ -94,6 +95,7 @@ BY_CHAPTER = {
     "q40": [warmup_explorer, training_memory_explorer],
     "q41": [bert_bart_explorer],
     "q42": [context_budget_explorer],
+    "q46": [chinese_models_explorer],
 }
 
 __all__ = ["BY_CHAPTER"] + sorted(b.__name__ for builders in BY_CHAPTER.values() for b in builders)
