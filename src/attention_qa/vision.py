@@ -360,3 +360,107 @@ def _unpartition(x: torch.Tensor, h: int, w: int, M: int) -> torch.Tensor:
     B = x.shape[0]
     x = x.reshape(B, h // M, w // M, M, M, -1).permute(0, 1, 3, 2, 4, 5)  # (B, h/M, M, w/M, M, d)
     return x.reshape(B, h * w, -1)
+
+
+# --- images into a language model (q45): gated cross-attention, token counts, Q-Former masks -
+
+
+def _check_gated_inputs(x, media, w_q, w_k, w_v, w_o, num_heads) -> None:
+    """x (..., n, d_model), media (..., m, d_media) with the same leading dims, w_q
+    (d_model, d), w_k and w_v (d_media, d), w_o (d, d_model), num_heads dividing d."""
+    require_tensor("x", x, min_ndim=2, floating=True)
+    require_tensor("media", media, min_ndim=2, floating=True)
+    if media.shape[:-2] != x.shape[:-2]:
+        raise ValueError(f"media has shape {shape_str(media.shape)} but must be (..., m, "
+                         f"d_media) with the leading dims {tuple(x.shape[:-2])} of x")
+    d_model, d_media = x.shape[-1], media.shape[-1]
+    for name, m in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        require_tensor(name, m, floating=True)
+    require_positive_int("num_heads", num_heads)
+    if w_q.ndim != 2 or w_q.shape[0] != d_model:
+        raise ValueError(f"w_q has shape {shape_str(w_q.shape)} but must be (d_model, d) "
+                         f"with d_model = {d_model}")
+    d = w_q.shape[1]
+    for name, m in (("w_k", w_k), ("w_v", w_v)):
+        if m.shape != (d_media, d):
+            raise ValueError(f"{name} has shape {shape_str(m.shape)} but must be (d_media, d) "
+                             f"= ({d_media}, {d})")
+    if w_o.shape != (d, d_model):
+        raise ValueError(f"w_o has shape {shape_str(w_o.shape)} but must be (d, d_model) "
+                         f"= ({d}, {d_model})")
+    if d % num_heads:
+        raise ValueError(f"num_heads={num_heads} must divide d={d}")
+
+
+def gated_cross_attention(x: torch.Tensor, media: torch.Tensor, w_q: torch.Tensor,
+                          w_k: torch.Tensor, w_v: torch.Tensor, w_o: torch.Tensor, alpha,
+                          num_heads: int = 1) -> torch.Tensor:
+    """Flamingo's tanh-gated cross-attention: x + tanh(α) · MHA(x W_q, media W_k, media W_v) W_o.
+
+    x: (..., n, d_model), the language model's hidden states (queries); media: (..., m,
+    d_media), the visual tokens (keys and values; Flamingo's Perceiver Resampler gives 64);
+    w_q: (d_model, d), w_k and w_v: (d_media, d), w_o: (d, d_model); alpha a number or a
+    tensor that broadcasts against x (one gate per layer in Alayrac et al., 2022, §2.2 and
+    Figure 4; IDEFICS also allows one per channel). α is initialised at 0, where
+    tanh(α) = 0 and the layer returns x exactly: the frozen language model starts unchanged.
+    No mask (every text token sees every visual token) and no feed-forward sub-layer.
+    """
+    _check_gated_inputs(x, media, w_q, w_k, w_v, w_o, num_heads)
+    q, k, v = x @ w_q, media @ w_k, media @ w_v  # (..., n, d), (..., m, d), (..., m, d)
+    q, k, v = (t.unflatten(-1, (num_heads, -1)).transpose(-3, -2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., num_heads, n, m)
+    out = (scores.softmax(dim=-1) @ v).transpose(-3, -2).flatten(-2)  # (..., n, d)
+    gate = torch.tanh(torch.as_tensor(alpha, dtype=x.dtype))
+    return x + gate * (out @ w_o)  # (..., n, d_model)
+
+
+def image_token_count(height: int, width: int, patch_size: int = 14, merge: int = 1) -> int:
+    """How many tokens an image of height × width pixels becomes: (height / patch) ·
+    (width / patch) patches, then merge × merge neighbours fused into one token.
+
+    LLaVA-1.5: 336 × 336 pixels, patches of 14 → 24 · 24 = 576 tokens, merge 1. Qwen2-VL:
+    patches of 14 and a 2 × 2 merge (``spatial_merge_size`` 2), so a 224 × 224 image gives
+    64 tokens (66 with its vision-start and vision-end tokens, Wang et al., 2024, §2.1).
+    Sizes must divide: a model resizes or pads the image first (Qwen2-VL's ``smart_resize``
+    rounds each side to a multiple of patch · merge = 28).
+    """
+    for name, value in (("height", height), ("width", width), ("patch_size", patch_size),
+                        ("merge", merge)):
+        require_positive_int(name, value)
+    for name, value in (("height", height), ("width", width)):
+        if value % patch_size:
+            raise ValueError(f"{name}={value} is not a multiple of patch_size={patch_size}: "
+                             "resize or pad the image first")
+        if (value // patch_size) % merge:
+            raise ValueError(f"{name}={value} gives {value // patch_size} patches, not a "
+                             f"multiple of merge={merge}: make it a multiple of "
+                             f"patch_size · merge = {patch_size * merge}")
+    return (height // patch_size) * (width // patch_size) // (merge * merge)
+
+
+QFORMER_OBJECTIVES = ("itc", "itm", "itg")
+
+
+def qformer_mask(num_queries: int, num_text: int, objective: str) -> torch.Tensor:
+    """The Q-Former's self-attention mask in BLIP-2's first stage (Li et al., 2023, §3.2 and
+    Figure 2, right): a (N_q + L, N_q + L) boolean matrix over the learned queries then the
+    text tokens, True where a row may attend to a column.
+
+    * ``"itc"`` (image–text contrastive): uni-modal, queries see queries and text sees text;
+    * ``"itm"`` (image–text matching): bi-directional, everything sees everything;
+    * ``"itg"`` (image-grounded text generation): multimodal causal, queries see all queries
+      and no text, a text token sees all queries and the text up to itself.
+    """
+    require_positive_int("num_queries", num_queries)
+    require_positive_int("num_text", num_text)
+    if objective not in QFORMER_OBJECTIVES:
+        raise ValueError(f"objective must be one of {QFORMER_OBJECTIVES}, got {objective!r}")
+    N = num_queries + num_text
+    is_query = torch.arange(N) < num_queries  # (N,)
+    if objective == "itm":
+        return torch.ones(N, N, dtype=torch.bool)
+    same = is_query[:, None] == is_query[None, :]  # (N, N)
+    if objective == "itc":
+        return same
+    causal = torch.ones(N, N, dtype=torch.bool).tril()
+    return (is_query[None, :] & ~is_query[:, None]) | (same & (causal | is_query[:, None]))
