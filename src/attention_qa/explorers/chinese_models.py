@@ -99,7 +99,7 @@ class ChineseModelsView(View):
     """Entropy and the needle's weight against n (log scale), both scalings drawn still and
     the chosen point marked; GLM's mask as an image."""
 
-    figsize = (7.2, 2.7)
+    figsize = (6.4, 3.0)
 
     def setup(self, fig):
         self.entropy_ax, self.needle_ax, self.mask_ax = fig.subplots(
@@ -117,7 +117,7 @@ class ChineseModelsView(View):
             ax.set_title(title)
         self.entropy_ax.set_ylim(0, 11)
         self.needle_ax.set_ylim(0, 1)
-        self.needle_ax.legend(loc="upper right", fontsize="small", frameon=False)
+        self.needle_ax.legend(loc="upper right", frameon=False)
         self.markers = [ax.plot([], [], "o", color=INK, ms=7, animated=True)[0]
                         for ax in (self.entropy_ax, self.needle_ax)]
         self.mask_image = self.mask_ax.imshow(
