@@ -158,6 +158,11 @@ RIGHT_ANSWERS = {
         checks.check_masked_lm_loss,
         lambda logits, labels: F.cross_entropy(logits.flatten(0, -2), labels.flatten()),
     ),
+    "gated_cross_attention": (
+        checks.check_gated_cross_attention,
+        lambda x, media, w_q, w_k, w_v, w_o, alpha: x + torch.tanh(alpha) * (
+            F.scaled_dot_product_attention(x @ w_q, media @ w_k, media @ w_v) @ w_o),
+    ),
     "clip_logits": (
         checks.check_clip_logits,
         lambda img, txt, scale: scale * F.cosine_similarity(
