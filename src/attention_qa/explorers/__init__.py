@@ -38,6 +38,7 @@ from attention_qa.explorers.playground import playground_explorer
 from attention_qa.explorers.pooling import pooling_explorer
 from attention_qa.explorers.position_schemes import position_schemes_explorer
 from attention_qa.explorers.positional import positional_explorer
+from attention_qa.explorers.quantisation import quantisation_explorer
 from attention_qa.explorers.recurrence import recurrence_explorer
 from attention_qa.explorers.rope import rope_explorer
 from attention_qa.explorers.saturation import saturation_explorer
@@ -95,6 +96,7 @@ BY_CHAPTER = {
     "q40": [warmup_explorer, training_memory_explorer],
     "q41": [bert_bart_explorer],
     "q42": [context_budget_explorer],
+    "q43": [quantisation_explorer],
     "q46": [chinese_models_explorer],
 }
 
