@@ -79,6 +79,7 @@ from attention_qa.checks.q39 import check_swiglu
 from attention_qa.checks.q40 import check_clip_by_global_norm
 from attention_qa.checks.q41 import check_masked_lm_loss
 from attention_qa.checks.q42 import check_xl_attention_mask
+from attention_qa.checks.q43 import check_fake_quantize
 from attention_qa.checks.q45 import check_gated_cross_attention
 from attention_qa.checks.q46 import check_glm_positions
 
@@ -129,6 +130,7 @@ __all__ = [
     "check_clip_by_global_norm",
     "check_xl_attention_mask",
     "check_masked_lm_loss",
+    "check_fake_quantize",
     "check_gated_cross_attention",
     "check_glm_positions",
 ]
