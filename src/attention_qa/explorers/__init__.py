@@ -20,6 +20,7 @@ from attention_qa.explorers.head_layout import head_layout_explorer
 from attention_qa.explorers.head_maps import head_maps_explorer
 from attention_qa.explorers.head_split import head_split_explorer
 from attention_qa.explorers.heads import head_explorer
+from attention_qa.explorers.image_fusion import image_fusion_explorer
 from attention_qa.explorers.induction_heads import induction_explorer
 from attention_qa.explorers.inference_budget import budget_explorer
 from attention_qa.explorers.kv_cache import kv_cache_explorer
@@ -97,6 +98,7 @@ BY_CHAPTER = {
     "q41": [bert_bart_explorer],
     "q42": [context_budget_explorer],
     "q43": [quantisation_explorer],
+    "q45": [image_fusion_explorer],
     "q46": [chinese_models_explorer],
 }
 
