@@ -99,7 +99,7 @@ class FamilyView(View):
 
     def setup(self, fig):
         self.axes = fig.subplots(1, MAX_PANELS)
-        self.images, self.notes = [], []
+        self.images, self.notes, self.words = [], [], []
         for ax in self.axes:
             self.images.append(ax.imshow(np.ones((2, 2, 4)), animated=True,
                                          interpolation="nearest"))
@@ -109,9 +109,23 @@ class FamilyView(View):
             # Square boxes of one size; each mask is drawn to scale in the middle of its box.
             # The longest labels, so that the layout, fixed after setup, leaves room for all.
             ax.set(xticks=[], yticks=[], title="3 · gated cross", xlabel="K, V: encoder out",
-                   ylabel="Q: image + text", aspect="auto", box_aspect=1)
+                   ylabel="Q: image + text", aspect="auto", box_aspect=1, xlim=(0, 1),
+                   ylim=(1, 0))
             for spine in ax.spines.values():
                 spine.set_visible(False)
+            # Only the words and the picture change: they are animated texts where the
+            # title and the axis labels go (those stay, transparent, to hold their room),
+            # and the still part (no ticks, no spines, the legend) is drawn once.
+            for text in (ax.title, ax.xaxis.label, ax.yaxis.label):
+                text.set_color("none")
+            self.words.append((
+                ax.text(0.5, 1.0, "", transform=ax.title.get_transform(), ha="center",
+                        va="baseline", size="large", animated=True),
+                ax.text(0.5, -0.03, "", transform=ax.transAxes, ha="center", va="top",
+                        animated=True),
+                ax.text(-0.03, 0.5, "", transform=ax.transAxes, ha="right", va="center",
+                        rotation=90, animated=True),
+            ))
         handles = [Patch(color=c, label=label) for c, label in
                    ((ALLOWED, "may attend"), (BLOCKED, "hidden"), (PADDED, "padding key"))]
         fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
@@ -119,10 +133,10 @@ class FamilyView(View):
     def update(self, data):
         panels = data["panels"]
         size = max(max(p["picture"].shape[:2]) for p in panels) / CELL_PX  # cells
-        for i, (ax, image, note) in enumerate(zip(self.axes, self.images, self.notes,
-                                                  strict=True)):
+        for i, (image, note, words) in enumerate(zip(self.images, self.notes, self.words,
+                                                     strict=True)):
             shown = i < len(panels)
-            for artist in (ax, image):
+            for artist in (image, *words):
                 artist.set_visible(shown)
             note.set_visible(shown and panels[i]["empty"])
             if not shown:
@@ -130,11 +144,11 @@ class FamilyView(View):
             picture = panels[i]["picture"]
             n, m = (side / CELL_PX for side in picture.shape[:2])
             image.set_data(picture)
-            image.set_extent((0, m, n, 0))
-            x0, y0 = (m - size) / 2, (n - size) / 2  # centre the mask in a size × size box
-            ax.set(xlim=(x0, x0 + size), ylim=(y0 + size, y0), title=panels[i]["title"],
-                   xlabel=panels[i]["keys"], ylabel=panels[i]["queries"])
-        return True  # limits and labels change with the frame: redraw the still part
+            # the mask to scale, centred in the unit box: a box holds size × size cells
+            x0, y0 = (size - m) / 2, (size - n) / 2
+            image.set_extent((x0 / size, (x0 + m) / size, (y0 + n) / size, y0 / size))
+            for text, key in zip(words, ("title", "keys", "queries"), strict=True):
+                text.set_text(panels[i][key])
 
 
 def model_family_explorer() -> Explorer:

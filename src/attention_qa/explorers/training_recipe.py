@@ -13,7 +13,9 @@ gradients and optimizer state (``recipe.training_memory_bytes``; ZeRO §3.1), ac
 excluded, against one 80 GB GPU.
 """
 
-from functools import lru_cache
+import json
+from functools import cache
+from pathlib import Path
 
 from attention_qa.panel import Control, Explorer, Frame, View
 from attention_qa.recipe import schedule_lr, train_tiny_lm, training_memory_bytes
@@ -30,10 +32,43 @@ LOSS_TOP = 4.5
 NORM_BOTTOM, NORM_TOP = 0.01, 30.0
 
 
-@lru_cache(maxsize=None)
+# Every run the panel shows, trained once by ``write_runs`` (scripts/precompute_runs.py) and
+# stored: 54 runs take about 15 s, far more than a frame may (tests/test_explorers_training_
+# recipe.py trains some again and compares).
+RUNS_FILE = Path(__file__).resolve().parents[1] / "data" / "warmup_runs.json"
+DIGITS = 8  # significant digits stored: the panel prints at most three
+
+
+def run_key(norm_first: bool, schedule: str, warmup_steps: int, peak_lr: float) -> str:
+    return f"{'pre' if norm_first else 'post'}/{schedule}/{warmup_steps}/{peak_lr}"
+
+
+def train_run(norm_first: bool, schedule: str, warmup_steps: int, peak_lr: float) -> dict:
+    """One run of the grid, trained now: loss and gradient norm per step."""
+    run = train_tiny_lm(norm_first=norm_first, schedule=schedule, warmup_steps=warmup_steps,
+                        peak_lr=peak_lr, steps=STEPS, num_layers=LAYERS)
+    return {key: [float(f"{v:.{DIGITS}g}") for v in run[key]] for key in ("loss", "grad_norm")}
+
+
+def grid() -> list[tuple]:
+    """Every (norm_first, schedule, warm-up, peak) a frame needs (with and without warm-up)."""
+    return [(first, schedule, warmup, peak) for first in (False, True) for schedule in SCHEDULES
+            for warmup in WARMUPS for peak in PEAKS]
+
+
+def write_runs(path: Path = RUNS_FILE) -> None:
+    runs = {run_key(*setting): train_run(*setting) for setting in grid()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(runs, separators=(",", ":"), sort_keys=True) + "\n")
+
+
+@cache
+def stored_runs() -> dict:
+    return json.loads(RUNS_FILE.read_text())
+
+
 def _run(norm_first: bool, schedule: str, warmup_steps: int, peak_lr: float) -> dict:
-    return train_tiny_lm(norm_first=norm_first, schedule=schedule, warmup_steps=warmup_steps,
-                         peak_lr=peak_lr, steps=STEPS, num_layers=LAYERS)
+    return stored_runs()[run_key(norm_first, schedule, warmup_steps, peak_lr)]
 
 
 def warmup_frame(schedule: str, warmup: int, peak_lr: float) -> Frame:

@@ -26,6 +26,7 @@ import io
 import itertools
 import json
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable
@@ -110,7 +111,9 @@ class View:
     animated artists. The explorer draws the still part (axes, ticks, labels) once and
     then redraws only the animated artists on top of it (blitting), which is what keeps a
     live update fast. An ``update`` that had to change the still part (new axis limits,
-    say) returns True, and the explorer then redraws everything.
+    say) returns True, and the explorer then redraws everything; or, where the still part
+    takes a few states only, it returns a key naming the state it set (the limits, say):
+    the explorer draws each state once and keeps its picture.
     """
 
     figsize: tuple[float, float] = (7.0, 2.8)
@@ -118,7 +121,7 @@ class View:
     def setup(self, fig: Figure) -> None:
         raise NotImplementedError
 
-    def update(self, data) -> bool | None:
+    def update(self, data) -> bool | Hashable | None:
         raise NotImplementedError
 
     @staticmethod
@@ -212,6 +215,7 @@ class ExplorerBase:
         self.language: Translator = ENGLISH
         self._fig: Figure | None = None
         self._background = None
+        self._stills: dict = {}
         self._animated: list = []
 
     # ----- pure part ---------------------------------------------------------------
@@ -276,6 +280,7 @@ class ExplorerBase:
         """This explorer with its words (labels, figures, messages, pictures) in ``language``."""
         self.language = language
         self._fig, self._background, self._animated = None, None, []
+        self._stills = {}  # key → the still part's picture, for an update that names its state
         return self
 
     def describe(self, settings: dict, frame: Frame | InvalidSetting) -> str:
@@ -310,22 +315,28 @@ class ExplorerBase:
                 self._fig.set_layout_engine("none")
         return self._fig
 
-    def _draw_still(self) -> None:
-        """Draw everything but the animated artists and keep that picture."""
+    def _draw_still(self, state=True) -> None:
+        """Draw everything but the animated artists and keep that picture (the one kept for
+        ``state`` where the view names the still part's state and it was drawn before)."""
         fig = self.figure
-        fig.canvas.draw()
-        self._background = fig.canvas.copy_from_bbox(fig.bbox)
-        self._animated = [a for a in fig.findobj() if a.get_animated()]
+        if state is True or state not in self._stills:
+            fig.canvas.draw()
+            self._animated = [a for a in fig.findobj() if a.get_animated()]
+            self._background = fig.canvas.copy_from_bbox(fig.bbox)
+            if state is not True:
+                self._stills[state] = self._background
+        self._background = self._stills.get(state, self._background)
 
     def render(self, frame: Frame, compact: bool = False) -> bytes:
         """PNG bytes of one frame: the view moves its artists, only those are redrawn."""
         fig = self.figure
         with matplotlib.rc_context(self._rc):
-            redraw = self.view.update(frame.data)
+            state = self.view.update(frame.data)
             if self.language is not ENGLISH:
                 translate_figure(fig, self.language)  # what update wrote, in the language
-            if redraw or self._background is None:
-                self._draw_still()
+            unchanged = state is None or state is False
+            if not unchanged or self._background is None:
+                self._draw_still(True if unchanged else state)
             fig.canvas.restore_region(self._background)
             for artist in self._animated:
                 fig.draw_artist(artist)
