@@ -63,6 +63,7 @@ from attention_qa.checks import (
     q40,
     q41,
     q42,
+    q46,
 )
 from tests.test_checks_dtypes import (
     merge_by_softmax_of_lses,
@@ -74,6 +75,7 @@ from tests.test_checks_dtypes import (
 )
 from tests.test_checks_q40 import by_flat_vector, by_torch_utils
 from tests.test_checks_q41 import by_hand, by_nll_loss
+from tests.test_checks_q46 import by_a_loop, by_numpy
 from tests.test_checks_vision import by_masked_sdpa
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
@@ -1233,6 +1235,12 @@ def _exercises() -> dict:
                  torch.arange(M + L)[None] <= M + torch.arange(L)[:, None]).int()},
             {"numpy": as_numpy, "list": as_list},
             slips=(q42.xl_mask_variant, q42.XL_MASK_SLIPS)),
+        "q46": Exercise(
+            checks.check_glm_positions,
+            {"solution": S("q46"), "loop": by_a_loop, "numpy": by_numpy},
+            EXACT_FORMS,
+            {"float positions": (lambda n, s, o: by_numpy(n, s, o).astype(float), "dtype")},
+            slips=(q46.glm_positions_variant, q46.GLM_POSITIONS_SLIPS)),
     }
 
 
