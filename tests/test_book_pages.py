@@ -31,3 +31,40 @@ def test_the_theme_does_not_search_as_you_type():
     does only with search_as_you_type, which the book leaves off."""
     config = (Path(__file__).resolve().parents[1] / "_config.yml").read_text()
     assert "search_as_you_type" not in config
+
+
+STYLESHEET = """\
+html[data-theme="light"] .highlight { background: #fefefe; color: #080808 }
+html[data-theme="light"] .highlight .k { color: #6730C5 } /* Keyword */
+html[data-theme="light"] .highlight .n { color: #080808 } /* Name */
+html[data-theme="light"] .highlight .p { color: #080808 } /* Punctuation */
+html[data-theme="light"] .highlight .gs { color: #080808; font-weight: bold } /* Strong */
+html[data-theme="dark"] .highlight { background: #2b2b2b; color: #F8F8F2 }
+html[data-theme="dark"] .highlight .k { color: #DCC6E0 } /* Keyword */
+html[data-theme="dark"] .highlight .n { color: #F8F8F2 } /* Name */
+html[data-theme="dark"] .highlight .p { color: #FFFFFF } /* Punctuation */
+html[data-theme="dark"] .highlight .gs { color: #F8F8F2; font-weight: bold } /* Strong */
+"""
+
+
+def test_a_token_is_plain_only_where_every_mode_draws_it_as_the_code_around_it():
+    # .p differs from the code's colour in dark mode; .gs sets more than a colour
+    assert book_pages.plain_token_classes(STYLESHEET) == {"n"}
+
+
+def test_the_theme_draws_names_and_punctuation_as_the_code_around_them():
+    from pydata_sphinx_theme.pygments import get_pygments_stylesheet
+
+    plain = book_pages.plain_token_classes(
+        get_pygments_stylesheet("a11y-high-contrast-light", "a11y-high-contrast-dark"))
+    assert {"n", "p", "w"} <= plain and not {"k", "o", "mi", "s1", "c1"} & plain
+
+
+def test_plain_tokens_lose_their_span_in_code_blocks_only():
+    code = ('<div class="highlight"><pre><span></span><span class="k">def</span> '
+            '<span class="nf">f</span><span class="p">(</span><span class="n">x</span>'
+            '<span class="p">):</span></pre></div>')
+    page = f'<p><span class="n">kept</span></p>{code}'
+    out = book_pages.unwrap_plain_tokens(page, frozenset({"n", "p"}))
+    assert out == ('<p><span class="n">kept</span></p><div class="highlight"><pre><span></span>'
+                   '<span class="k">def</span> <span class="nf">f</span>(x):</pre></div>')

@@ -113,15 +113,16 @@ class HeadLayoutView(View):
         contiguous = data["tensor"].is_contiguous()
         self.note.set_text("is_contiguous(): " + str(contiguous)
                            + (" (a straight line)" if contiguous else " (jumps: strided reads)"))
-        if data["n"] == self.n:
-            return False
-        self.n = data["n"]  # the axes hold this sequence's n · d_model cells, no more
-        ticks = range(0, cells, D_MODEL)  # one tick per token's row
-        self.strip.set_extent((-0.5, cells - 0.5, 0.5, -0.5))
-        self.ax_mem.set(xlim=(-0.5, cells - 0.5), xticks=ticks)
-        self.ax_order.set(xlim=(-0.5, cells - 0.5), ylim=(-1, cells), xticks=ticks,
-                          yticks=range(0, cells, 2 * D_MODEL if cells > 24 else D_MODEL))
-        return True
+        # The axes hold this sequence's n · d_model cells, no more: the still part's state
+        # is n, and the panel keeps one picture of it per n.
+        if data["n"] != self.n:
+            self.n = data["n"]
+            ticks = range(0, cells, D_MODEL)  # one tick per token's row
+            self.strip.set_extent((-0.5, cells - 0.5, 0.5, -0.5))
+            self.ax_mem.set(xlim=(-0.5, cells - 0.5), xticks=ticks)
+            self.ax_order.set(xlim=(-0.5, cells - 0.5), ylim=(-1, cells), xticks=ticks,
+                              yticks=range(0, cells, 2 * D_MODEL if cells > 24 else D_MODEL))
+        return self.n
 
 
 def head_layout_explorer() -> Explorer:
