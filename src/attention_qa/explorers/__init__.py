@@ -44,6 +44,7 @@ from attention_qa.explorers.recurrence import recurrence_explorer
 from attention_qa.explorers.rope import rope_explorer
 from attention_qa.explorers.saturation import saturation_explorer
 from attention_qa.explorers.score_functions import score_function_explorer
+from attention_qa.explorers.serving import serving_explorer
 from attention_qa.explorers.shapes import shapes_explorer
 from attention_qa.explorers.sparse_patterns import sparse_pattern_explorer
 from attention_qa.explorers.speculative import speculative_explorer
@@ -98,6 +99,7 @@ BY_CHAPTER = {
     "q41": [bert_bart_explorer],
     "q42": [context_budget_explorer],
     "q43": [quantisation_explorer],
+    "q44": [serving_explorer],
     "q45": [image_fusion_explorer],
     "q46": [chinese_models_explorer],
 }
