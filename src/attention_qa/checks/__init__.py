@@ -80,6 +80,7 @@ from attention_qa.checks.q40 import check_clip_by_global_norm
 from attention_qa.checks.q41 import check_masked_lm_loss
 from attention_qa.checks.q42 import check_xl_attention_mask
 from attention_qa.checks.q43 import check_fake_quantize
+from attention_qa.checks.q44 import check_continuous_schedule
 from attention_qa.checks.q45 import check_gated_cross_attention
 from attention_qa.checks.q46 import check_glm_positions
 
@@ -131,6 +132,7 @@ __all__ = [
     "check_xl_attention_mask",
     "check_masked_lm_loss",
     "check_fake_quantize",
+    "check_continuous_schedule",
     "check_gated_cross_attention",
     "check_glm_positions",
 ]
