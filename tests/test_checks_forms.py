@@ -63,6 +63,7 @@ from attention_qa.checks import (
     q40,
     q41,
     q42,
+    q45,
     q46,
 )
 from tests.test_checks_dtypes import (
@@ -75,6 +76,9 @@ from tests.test_checks_dtypes import (
 )
 from tests.test_checks_q40 import by_flat_vector, by_torch_utils
 from tests.test_checks_q41 import by_hand, by_nll_loss
+from tests.test_checks_q45 import by_einsum as q45_by_einsum
+from tests.test_checks_q45 import in_numpy as q45_in_numpy
+from tests.test_checks_q45 import with_sdpa as q45_with_sdpa
 from tests.test_checks_q46 import by_a_loop, by_numpy
 from tests.test_checks_vision import by_masked_sdpa
 
@@ -1235,6 +1239,15 @@ def _exercises() -> dict:
                  torch.arange(M + L)[None] <= M + torch.arange(L)[:, None]).int()},
             {"numpy": as_numpy, "list": as_list},
             slips=(q42.xl_mask_variant, q42.XL_MASK_SLIPS)),
+        "q45": Exercise(
+            checks.check_gated_cross_attention,
+            {"solution": S("q45"), "scaled_dot_product_attention": q45_with_sdpa,
+             "einsum": q45_by_einsum, "NumPy": q45_in_numpy},
+            FLOAT_FORMS,
+            {"the gate always open": (lambda x, m, wq, wk, wv, wo, a: q45_with_sdpa(
+                x, m, wq, wk, wv, wo, torch.ones_like(a)), "off by"),
+             "x returned as it is": (lambda x, *rest: x, "off by")},
+            slips=(q45.gated_cross_attention_variant, q45.GATED_CROSS_ATTENTION_SLIPS)),
         "q46": Exercise(
             checks.check_glm_positions,
             {"solution": S("q46"), "loop": by_a_loop, "numpy": by_numpy},
