@@ -70,7 +70,7 @@ def finish_page(page_html: str, pagename: str = "", language: str | None = None,
     if pagename:
         page_html = drop_search_scripts(page_html, pagename)
         page_html = book_languages.language_switch(page_html, pagename, language)
-    defs = book_math.glyph_defs(page_html)
+    page_html, defs = book_math.share_glyphs(page_html)
     if defs:
         body = BODY_TAG.search(page_html)
         if body:

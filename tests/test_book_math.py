@@ -1,6 +1,7 @@
 """Maths typeset at build time (_ext/book_math.py): SVG that follows the text colour, with
 MathML for screen readers, and a plain reading for search snippets."""
 
+import html as html_text
 import json
 import re
 import sys
@@ -88,3 +89,22 @@ def test_display_blocks_are_wrapped_as_sphinx_does():
     assert book_math.display_tex(block(r"\begin{align}x\end{align}", True)) == (
         r"\begin{align}x\end{align}"
     )
+
+
+@needs_mathjax
+def test_a_page_points_at_each_glyph_by_a_short_id_and_carries_its_outline_once():
+    formulas = [book_math.RENDERER.render(tex, False) for tex in ("x + y", "y^2")]
+    page = "<body>" + "".join(formulas) + "</body>"
+    long_ids = set(book_math.GLYPH_USE.findall(page))
+    assert long_ids, "MathJax's formulas point at glyph outlines by id"
+    shared, defs = book_math.share_glyphs(page)
+    assert "MJX-" not in shared + defs
+    uses = re.findall(r'<use href="#(mj[0-9a-f]+)"/>', shared)
+    paths = re.findall(r'<path id="(mj[0-9a-f]+)" d="[^"]+"/>', defs)
+    assert sorted(set(uses)) == sorted(paths) and len(paths) == len(long_ids)
+    assert len(uses) > len(paths)  # y is used twice, its outline written once
+    # the same glyphs, id for id: each short id's outline is the long id's
+    for long_id, short_id in zip(sorted(long_ids), sorted(paths, key=lambda p: int(p[2:], 16)),
+                                 strict=True):
+        outline = html_text.escape(book_math.RENDERER.outlines[long_id])
+        assert f'<path id="{short_id}" d="{outline}"/>' in defs
