@@ -64,6 +64,13 @@ def top_k_gates_by_masking(logits, top_k):
     """A learner's gates: mask every logit below the k-th largest with −inf, then softmax."""
     kth = logits.topk(top_k, dim=-1).values[..., -1:]  # (..., 1)
     return torch.softmax(logits.masked_fill(logits < kth, -math.inf), dim=-1)  # (..., E)
+def absmax_rows(x, bits):
+    """A learner's fake quantisation: one absmax scale per row, a zero row kept at zero."""
+    qmax = 2 ** (bits - 1) - 1
+    s = (x.abs().amax(-1, keepdim=True) / qmax).clamp(min=torch.finfo(x.dtype).tiny)
+    return torch.round(x / s) * s
+
+
 def nucleus_by_hand(logits, temperature, top_p):
     """A learner's top-p: sort, keep while the mass before a token is below p, renormalise."""
     probs = torch.softmax(logits / temperature, dim=-1)
@@ -163,6 +170,7 @@ RIGHT_ANSWERS = {
         lambda x, media, w_q, w_k, w_v, w_o, alpha: x + torch.tanh(alpha) * (
             F.scaled_dot_product_attention(x @ w_q, media @ w_k, media @ w_v) @ w_o),
     ),
+    "fake_quantize": (checks.check_fake_quantize, absmax_rows),
     "clip_logits": (
         checks.check_clip_logits,
         lambda img, txt, scale: scale * F.cosine_similarity(

@@ -63,6 +63,7 @@ from attention_qa.checks import (
     q40,
     q41,
     q42,
+    q43,
     q45,
     q46,
 )
@@ -76,6 +77,10 @@ from tests.test_checks_dtypes import (
 )
 from tests.test_checks_q40 import by_flat_vector, by_torch_utils
 from tests.test_checks_q41 import by_hand, by_nll_loss
+from tests.test_checks_q43 import in_numpy as q43_in_numpy
+from tests.test_checks_q43 import naive_without_zero_guard as q43_no_zero_guard
+from tests.test_checks_q43 import row_by_row as q43_row_by_row
+from tests.test_checks_q43 import with_the_package as q43_with_the_package
 from tests.test_checks_q45 import by_einsum as q45_by_einsum
 from tests.test_checks_q45 import in_numpy as q45_in_numpy
 from tests.test_checks_q45 import with_sdpa as q45_with_sdpa
@@ -1239,6 +1244,14 @@ def _exercises() -> dict:
                  torch.arange(M + L)[None] <= M + torch.arange(L)[:, None]).int()},
             {"numpy": as_numpy, "list": as_list},
             slips=(q42.xl_mask_variant, q42.XL_MASK_SLIPS)),
+        "q43": Exercise(
+            checks.check_fake_quantize,
+            {"solution": S("q43"), "package, one group per row": q43_with_the_package,
+             "row by row": q43_row_by_row, "NumPy": q43_in_numpy},
+            FLOAT_FORMS,
+            {"no guard for a row of zeros": (q43_no_zero_guard, "give it scale 1"),
+             "not rounded at all": (lambda x, bits: x, "off by")},
+            slips=(q43.fake_quantize_variant, q43.FAKE_QUANTIZE_SLIPS)),
         "q45": Exercise(
             checks.check_gated_cross_attention,
             {"solution": S("q45"), "scaled_dot_product_attention": q45_with_sdpa,

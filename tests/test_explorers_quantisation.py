@@ -5,16 +5,16 @@ from attention_qa.explorers.quantisation import (
     GRANULARITIES,
     OUTLIERS,
     quantisation_explorer,
-    tensors,
 )
-from attention_qa.quant import kv_attention_error
+from attention_qa.quant import kv_attention_error, toy_tensors
 
 
 def test_the_frame_budget_and_the_package():
     explorer = quantisation_explorer()
     assert len(BITS) * len(GRANULARITIES) * len(OUTLIERS) == 30
-    frame = explorer.frame(bits=4, granularity="K per column, V per row", outlier=OUTLIERS[1])
-    q, k, v, _ = tensors(True)
+    frame = explorer.frame(bits=4, granularity="K per column, V per row",
+                           outlier="×20 in one K channel")
+    q, k, v, _ = toy_tensors(20.0)
     expected = kv_attention_error(q, k, v, 4, key_axis=-1, value_axis=-2)
     assert abs(frame.data["errors"]["output"] - expected["output"]) < 1e-12
     assert abs(frame.data["errors"]["K"] - expected["K"]) < 1e-12
@@ -23,8 +23,9 @@ def test_the_frame_budget_and_the_package():
 def test_an_outlier_channel_ruins_per_row_keys_but_not_per_column_keys():
     explorer = quantisation_explorer()
     for bits in BITS:
-        row = explorer.frame(bits=bits, granularity="per row", outlier=OUTLIERS[1])
-        col = explorer.frame(bits=bits, granularity="per column", outlier=OUTLIERS[1])
+        row = explorer.frame(bits=bits, granularity="per row", outlier="×20 in one K channel")
+        col = explorer.frame(bits=bits, granularity="per column",
+                             outlier="×20 in one K channel")
         clean = explorer.frame(bits=bits, granularity="per row", outlier="none")
         assert col.data["errors"]["output"] < row.data["errors"]["output"]
         assert clean.data["errors"]["output"] < row.data["errors"]["output"]
@@ -38,5 +39,5 @@ def test_more_bits_less_error_and_the_map_is_k_error():
               .data["errors"]["W"] for b in BITS]
     assert errors == sorted(errors)
     frame = explorer.frame(bits=8, granularity="per column", outlier="none")
-    assert frame.data["map"].shape == tuple(tensors(False)[1].shape)
+    assert frame.data["map"].shape == tuple(toy_tensors()[1].shape)
     assert torch.tensor(frame.data["map"]).max() < 0.1

@@ -153,3 +153,18 @@ def test_bad_inputs_are_named():
     with pytest.raises(TypeError, match="QTensor"):
         dequantize(x)
     assert isinstance(quantize(x), QTensor)
+
+
+def test_granularity_errors_follow_the_named_scales():
+    from attention_qa.quant import GRANULARITIES, granularity_errors, toy_tensors
+
+    q, k, v, w = toy_tensors(20.0)
+    r = granularity_errors(4, "K per column, V per row", 20.0)
+    k_hat = torch.round(k / (k.abs().amax(0) / 7)) * (k.abs().amax(0) / 7)  # per column
+    assert torch.allclose(r["K error"], k_hat - k)
+    w_hat = torch.round(w / (w.abs().amax(1, keepdim=True) / 7)) * (
+        w.abs().amax(1, keepdim=True) / 7)  # per row
+    assert r["W"] == pytest.approx(((w_hat - w).norm() / w.norm()).item())
+    assert len(GRANULARITIES) == 5
+    with pytest.raises(ValueError, match="granularity must be one of"):
+        granularity_errors(4, "per head")

@@ -158,3 +158,45 @@ def fp8_limits(exponent_bits: int, mantissa_bits: int, ieee_like: bool) -> dict:
     return {"max": largest, "min_normal": 2.0 ** (1 - bias),
             "step": 2.0**-mantissa_bits, "bits": 1 + exponent_bits + mantissa_bits,
             "decades": math.log10(largest / 2.0 ** (1 - bias))}
+
+
+# q43's toy: one scale per tensor, per row, per column or per group of 8 along the rows, for a
+# weight matrix W (d_out × d_in, rows = output channels) and a K/V cache (rows = tokens,
+# columns = channels). Options for (W, K, V).
+GRANULARITIES = {
+    "per tensor": ({}, {}, {}),
+    "per row": ({"axis": 0}, {"axis": 0}, {"axis": 0}),
+    "per column": ({"axis": 1}, {"axis": 1}, {"axis": 1}),
+    "per group of 8": ({"group_size": 8}, {"group_size": 8}, {"group_size": 8}),
+    "K per column, V per row": ({"axis": 0}, {"axis": 1}, {"axis": 0}),
+}
+TOY_TOKENS, TOY_CHANNELS, TOY_D_IN, TOY_OUTLIER_CHANNEL = 32, 16, 64, 3
+
+
+def toy_tensors(outlier_factor: float = 1.0, seed: int = 43) -> tuple:
+    """q, K, V (32 tokens × 16 channels) and W (16 × 64), standard normal (W divided by √64),
+    float64, with K's channel 3 multiplied by ``outlier_factor``."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(TOY_TOKENS, TOY_CHANNELS, generator=g, dtype=torch.float64)
+               for _ in range(3))
+    w = torch.randn(TOY_CHANNELS, TOY_D_IN, generator=g, dtype=torch.float64) / TOY_D_IN**0.5
+    k[:, TOY_OUTLIER_CHANNEL] *= outlier_factor
+    return q, k, v, w
+
+
+def granularity_errors(bits: int, granularity: str, outlier_factor: float = 1.0) -> dict:
+    """Relative errors of W, K, V and of attention's output softmax(q K̂ᵀ/√d) V̂ on the toy,
+    each quantised symmetrically with the scales ``granularity`` names; also K̂ − K."""
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"granularity must be one of {list(GRANULARITIES)}, got "
+                         f"{granularity!r}")
+    q, k, v, w = toy_tensors(outlier_factor)
+    w_opts, k_opts, v_opts = GRANULARITIES[granularity]
+    w_hat = fake_quantize(w, bits, **w_opts)
+    k_hat = fake_quantize(k, bits, **k_opts)
+    v_hat = fake_quantize(v, bits, **v_opts)
+    exact, _ = scaled_dot_product_attention(q, k, v)  # (tokens, channels)
+    approx, _ = scaled_dot_product_attention(q, k_hat, v_hat)
+    return {"W": relative_error(w_hat, w), "K": relative_error(k_hat, k),
+            "V": relative_error(v_hat, v), "output": relative_error(approx, exact),
+            "K error": k_hat - k}
