@@ -1,6 +1,8 @@
 """The panel engine (attention_qa.panel): frames, static HTML, live widget, on a toy explorer."""
 
 
+import re
+
 import pytest
 
 from attention_qa.panel import (
@@ -172,3 +174,14 @@ def test_the_built_panel_carries_compacted_data_and_its_expander():
     assert '"fl":' not in one and "frame.f = frame.v.map" not in one
     default = int(re.search(r'data-aqa-frame="(\d+)"', full).group(1))
     assert frames_payload(full)["frames"][default]["f"] == frames_payload(one)["frames"][0]["f"]
+
+
+def test_static_html_is_self_contained_and_deterministic():
+    # any explorer would do: q03's has six frames, so the test renders them all twice quickly
+    from attention_qa.explorers import step_explorer
+
+    html = step_explorer().to_html(all_frames=True)
+    assert 'data-aqa-frames="6"' in html
+    assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}", html, re.I), "external URL"
+    assert "<script src" not in html
+    assert html == step_explorer().to_html(all_frames=True)
