@@ -58,8 +58,6 @@ class QuantisationView(View):
         left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": (1.3, 1)})
         self.bars = left.bar(range(len(PARTS)), [0.0] * len(PARTS), color=COLOURS,
                              animated=True)
-        self.labels = [left.text(i, 0.0, "", ha="center", va="bottom", animated=True)
-                       for i in range(len(PARTS))]
         left.set(xticks=range(len(PARTS)), xticklabels=PARTS, ylim=(0, ERROR_MAX),
                  ylabel="relative error", title="error after rounding")
         self.image = right.imshow(np.zeros((TOY_TOKENS, TOY_CHANNELS)), cmap="viridis", vmin=0,
@@ -71,11 +69,9 @@ class QuantisationView(View):
         fig.colorbar(self.image, ax=right, fraction=0.08, ticks=(0, 0.5, 1))
 
     def update(self, data):
-        for bar, label, part in zip(self.bars, self.labels, PARTS, strict=True):
-            height = data["errors"][part]
-            bar.set_height(min(height, ERROR_MAX))
-            label.set_position((bar.get_x() + bar.get_width() / 2, min(height, ERROR_MAX)))
-            label.set_text(f"{height:.0%}" if height >= 0.01 else f"{height:.1%}")
+        # the percentages are printed under the figure (Frame.figures): no labels to redraw
+        for bar, part in zip(self.bars, PARTS, strict=True):
+            bar.set_height(min(data["errors"][part], ERROR_MAX))
         self.image.set_data(np.minimum(data["map"], 1.0))
 
 
