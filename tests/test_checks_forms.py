@@ -64,6 +64,7 @@ from attention_qa.checks import (
     q41,
     q42,
     q43,
+    q44,
     q45,
     q46,
 )
@@ -81,6 +82,8 @@ from tests.test_checks_q43 import in_numpy as q43_in_numpy
 from tests.test_checks_q43 import naive_without_zero_guard as q43_no_zero_guard
 from tests.test_checks_q43 import row_by_row as q43_row_by_row
 from tests.test_checks_q43 import with_the_package as q43_with_the_package
+from tests.test_checks_q44 import by_event_times as q44_by_event_times
+from tests.test_checks_q44 import by_slots as q44_by_slots
 from tests.test_checks_q45 import by_einsum as q45_by_einsum
 from tests.test_checks_q45 import in_numpy as q45_in_numpy
 from tests.test_checks_q45 import with_sdpa as q45_with_sdpa
@@ -1252,6 +1255,19 @@ def _exercises() -> dict:
             {"no guard for a row of zeros": (q43_no_zero_guard, "give it scale 1"),
              "not rounded at all": (lambda x, bits: x, "off by")},
             slips=(q43.fake_quantize_variant, q43.FAKE_QUANTIZE_SLIPS)),
+        "q44": Exercise(
+            checks.check_continuous_schedule,
+            {"solution": S("q44"), "slots": q44_by_slots, "event times": q44_by_event_times,
+             "a tensor": lambda r, b: torch.tensor(q44_by_slots(r, b))},
+            EXACT_FORMS,
+            {"first tokens only": (lambda r, b: [f for f, _ in q44_by_slots(r, b)], "shape"),
+             "every request at its arrival": (
+                 lambda r, b: [(a, a + n - 1) for a, n in r], "more than max_batch"),
+             "steps counted from 1": (
+                 lambda r, b: [(f + 1, last + 1) for f, last in q44_by_slots(r, b)],
+                 "one step after it arrived"),
+             "one (0, 0) each": (lambda r, b: [(0, 0)] * len(r), "continuous batching gives")},
+            slips=(q44.schedule_variant, q44.SCHEDULE_SLIPS)),
         "q45": Exercise(
             checks.check_gated_cross_attention,
             {"solution": S("q45"), "scaled_dot_product_attention": q45_with_sdpa,
