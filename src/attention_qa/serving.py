@@ -3,7 +3,7 @@ prefill, and the latencies users see (time to first token, time per output token
 
 ``schedule`` runs an engine step by step. Under ``"continuous"`` batching a waiting request
 joins the running batch at any step where there is room, and a finished one leaves at once:
-the iteration-level scheduling of Orca (Yu et al., OSDI 2022, §3.2 and §4.2). Under
+the iteration-level scheduling of Orca (Yu et al., OSDI 2022, §3.1 and §4.2). Under
 ``"static"`` a batch is formed only when the engine is idle and runs until its longest
 request is done, as request-level schedulers do (Orca's §3.1).
 
