@@ -190,8 +190,12 @@ def workload(rate: float, num_requests: int = 24, *, seed: int = 0,
     require_positive_int("num_requests", num_requests)
     require_positive_int("block_size", block_size)
     g = torch.Generator().manual_seed(seed)
-    gaps = -torch.log1p(-torch.rand(num_requests, generator=g, dtype=torch.float64)) / rate
-    arrivals = torch.cumsum(gaps, 0).floor().long().tolist()
+    # exponential gaps, summed in Python: the same arrivals under every CPU kernel
+    uniform = torch.rand(num_requests, generator=g, dtype=torch.float64).tolist()
+    arrivals, now = [], 0.0
+    for u in uniform:
+        now += -math.log1p(-u) / rate
+        arrivals.append(math.floor(now))
     own = torch.randint(64, 512, (num_requests,), generator=g).tolist()
     outputs = torch.randint(4, 48, (num_requests,), generator=g).tolist()
     system = list(range(shared_prefix))
