@@ -350,7 +350,7 @@ def logn_scale(n: int, trained_length: int) -> float:
     Qwen-7B's reference code (``modeling_qwen.py``, ``use_logn_attn``) builds the table
     ``math.log(i, seq_length) if i > seq_length else 1`` for i = 1, 2, …, and multiplies the
     query at (1-based) position i by it, so its scores, and the sharpness of its softmax, grow
-    like log n (Qwen technical report, Bai et al., 2023, §2.3.2; Chiang & Cholak, 2022).
+    like log n (Qwen technical report, Bai et al., 2023, §2.5; Chiang & Cholak, 2022).
     """
     require_positive_int("n", n)
     require_positive_int("trained_length", trained_length)

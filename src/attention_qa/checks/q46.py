@@ -39,11 +39,15 @@ def glm_positions_variant(n: int, spans, order=None, bug: str | None = None) -> 
         length = end - start + 1  # [START] and the span's tokens
         if bug == "continue_counting":  # part B carries on after part A
             positions += list(range(len(positions), len(positions) + length))
+        elif bug == "original_start":  # the span's start in the text, not its [MASK]'s
+            positions += [start] * length
         else:
             positions += [masks[i]] * length
         first = 0 if bug == "blocks_from_zero" else 1
         blocks += list(range(first, first + length))
     out = torch.tensor([positions, blocks], dtype=torch.int64)  # (2, N)
+    if bug == "one_based":  # Figure 2 prints the position ids from 1
+        out[0] += 1
     return out.flip(0) if bug == "rows_swapped" else out
 
 
@@ -62,6 +66,15 @@ GLM_POSITIONS_SLIPS = {
     "spans_in_text_order": (
         "part B follows the spans in text order: it must follow ``order`` (GLM shuffles the "
         "spans, §2.1)"
+    ),
+    "one_based": (
+        "the position ids count from 1, as Figure 2 of the paper prints them: count them "
+        "from 0, as the exercise asks (the first token has position id 0)"
+    ),
+    "original_start": (
+        "part B's position ids are each span's start in the original text: a span's tokens "
+        "take the position of its [MASK] in part A, which is smaller once an earlier span "
+        "has shrunk to one [MASK]"
     ),
     "original_positions": (
         "part A's position ids count the original text: they count the corrupted text, where "
@@ -87,12 +100,12 @@ def check_glm_positions(fn: Callable) -> None:
         case = f"n = {n}, spans = {spans}, order = {order}"
         expected = glm_positions_variant(n, spans, order)
         result = call_learner(fn, case, n, [tuple(s) for s in spans], list(order))
-        got = as_answer(result, case, "the positions")
+        got = as_answer(result, case, "the answer")
         if got.ndim == 2 and tuple(got.shape) == tuple(expected.shape[::-1]):
             raise AssertionError(
-                f"on {case}, the positions have shape {tuple(got.shape)}: return the two "
+                f"on {case}, the answer has shape {tuple(got.shape)}: return the two "
                 f"rows, shape {tuple(expected.shape)} (stack them with dim=0)")
-        got = require_shape(got, tuple(expected.shape), case, "the positions")
+        got = require_shape(got, tuple(expected.shape), case, "the answer")
         if got.is_floating_point() or got.dtype == torch.bool:
             if got.dtype != torch.bool and torch.equal(got.to(torch.int64).to(got.dtype), got) \
                     and torch.equal(got.to(torch.int64), expected):
