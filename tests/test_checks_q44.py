@@ -81,3 +81,30 @@ def test_wrong_shapes_and_fractions_are_refused():
         check_continuous_schedule(lambda r, b: np.array(by_slots(r, b)) + 0.5)
     with pytest.raises(AssertionError, match="continuous batching gives"):
         check_continuous_schedule(lambda r, b: [(0, 0)] * len(r))
+
+
+def test_admitting_in_list_order_is_named():
+    """A learner's loop that never sorts by arrival: right whenever the list is in arrival
+    order, wrong on the case that is not."""
+
+    def in_list_order(requests, max_batch):
+        waiting, left = list(range(len(requests))), [n for _, n in requests]
+        result, running, t = [None] * len(requests), [], 0
+        while waiting or running:
+            while waiting and len(running) < max_batch and requests[waiting[0]][0] <= t:
+                running.append(waiting.pop(0))
+            if not running:
+                t = requests[waiting[0]][0]
+                continue
+            for i in running:
+                result[i] = (t if result[i] is None else result[i][0], t)
+                left[i] -= 1
+            running = [i for i in running if left[i] > 0]
+            t += 1
+        return result
+
+    assert in_list_order([(5, 1), (0, 2)], 1) == [(5, 5), (6, 7)]
+    assert schedule_variant([(5, 1), (0, 2)], 1) == [(5, 5), (0, 1)]
+    with pytest.raises(AssertionError) as err:
+        check_continuous_schedule(in_list_order)
+    assert SCHEDULE_SLIPS["list_order"] in str(err.value)

@@ -23,6 +23,8 @@ def schedule_variant(requests, max_batch, bug: str | None = None) -> list[tuple[
     if bug == "slot_late":  # a finished request frees its slot a step late
         longer = [(a, n + 1) for a, n in requests]
         return [(f, last - 1) for f, last in schedule(longer, max_batch, "continuous")]
+    if bug == "list_order":  # admitted in list order, the arrival steps never sorted
+        return _in_list_order(requests, max_batch)
     if bug == "by_length":  # shortest output first instead of first come, first served
         order = sorted(range(len(requests)), key=lambda i: (requests[i][0], requests[i][1], i))
         out = schedule([requests[i] for i in order], max_batch, "continuous")
@@ -31,6 +33,26 @@ def schedule_variant(requests, max_batch, bug: str | None = None) -> list[tuple[
             result[i] = out[k]
         return result
     return schedule(requests, max_batch, "continuous")
+
+
+def _in_list_order(requests, max_batch) -> list[tuple[int, int]]:
+    waiting = list(range(len(requests)))  # in list order, not sorted by arrival
+    left = [n for _, n in requests]
+    result: list = [None] * len(requests)
+    running: list[int] = []
+    t = 0
+    while waiting or running:
+        while waiting and len(running) < max_batch and requests[waiting[0]][0] <= t:
+            running.append(waiting.pop(0))
+        if not running:
+            t = requests[waiting[0]][0]
+            continue
+        for i in running:
+            result[i] = (t if result[i] is None else result[i][0], t)
+            left[i] -= 1
+        running = [i for i in running if left[i] > 0]
+        t += 1
+    return result
 
 
 SCHEDULE_SLIPS = {
@@ -52,6 +74,10 @@ SCHEDULE_SLIPS = {
         "a finished request freed its slot one step late: it leaves after its last token, "
         "so a waiting request may join at the very next step"
     ),
+    "list_order": (
+        "requests were admitted in list order: sort the waiting requests by arrival step "
+        "first (a request listed later may have arrived earlier), then by position"
+    ),
     "by_length": (
         "requests that arrived together were admitted shortest first: admit in order of "
         "arrival, then of position in the list"
@@ -72,6 +98,8 @@ def check_continuous_schedule(fn: Callable) -> None:
          [(0, 7), (0, 3), (1, 12), (1, 1), (2, 4), (4, 9), (4, 2), (6, 5), (7, 1),
           (9, 6), (10, 11), (10, 2)], 4),
         ("more room than requests", [(1, 4), (3, 2)], 8),
+        ("requests not listed in arrival order, max_batch=1", [(4, 2), (0, 3), (0, 1), (2, 2)],
+         1),
     ]
     for case, requests, max_batch in cases:
         expected = schedule_variant(requests, max_batch)
