@@ -1,21 +1,25 @@
 """q45's explorer: how an image enters a language model, three ways, and what it costs.
 
-* Projector (LLaVA-1.5, Liu et al., 2023, §3.1 and Table 1's note): every patch of the
-  vision encoder becomes one token of the language model's sequence, after an optional
-  merge × merge fusion of neighbours (Qwen2-VL's 2 × 2 merge, Wang et al., 2024, §2.1);
+* Projector (LLaVA, Liu et al., 2023, §4.1; LLaVA-1.5, Liu et al., 2024, abstract): every
+  patch of the vision encoder becomes one token of the language model's sequence, after an
+  optional merge × merge fusion of neighbours (Qwen2-VL's 2 × 2 merge, Wang et al., 2024, §2.1);
   ``vision.image_token_count``.
 * Q-Former (BLIP-2, Li et al., 2023, §3.1): 32 learned queries cross-attend to the patches
   and only their 32 outputs enter the sequence, whatever the image size.
 * Gated cross-attention (Flamingo, Alayrac et al., 2022, §2.2): the sequence holds the text
-  only; new layers let the text cross-attend to 64 visual tokens from the Perceiver
-  Resampler (§2.1), through a tanh gate initialised at 0 (``vision.gated_cross_attention``).
+  and one <image> marker per image (§2.3), no visual features; new layers let the text
+  cross-attend to 64 visual tokens from the Perceiver Resampler (§2.1), through a tanh gate
+  initialised at 0 (``vision.gated_cross_attention``).
 
 The mask shows who attends to whom in the language model: the image's tokens drawn as four
-cells whatever their number, then six text tokens. "What the first step sees" is a toy, one
-frozen random attention layer in float64 with d_model = 8: the largest change of a text
-token's output when the image is added, with the gate closed (α = 0) and open (α = 1). The
-toy shows which design leaves the frozen model unchanged, not how much a trained one moves.
+cells whatever their number, then six text tokens. "Untrained" is a toy, one
+frozen random attention layer in float64 with d_model = 8, before any training (each setting
+computed on its first visit): the largest change of a text token's output when the image is
+added, with the gate closed (α = 0) and open (α = 1). The toy shows which design leaves the
+frozen model unchanged, not how much a trained one moves.
 """
+
+import functools
 
 import matplotlib.colors as mcolors
 import numpy as np
@@ -35,7 +39,7 @@ RESAMPLER_TOKENS = 64  # Flamingo, §2.1: the Perceiver Resampler's outputs
 IMAGE_CELLS, TEXT = 4, 6  # the mask draws the image as 4 cells, then 6 text tokens
 D_MODEL = 8
 OPEN_ALPHA = 1.0
-CHANGE_MAX = 3.6  # the first-step panel's y limit (the largest change of the frames is 3.03)
+CHANGE_MAX = 3.6  # the "Untrained" panel's y limit (the largest change of the frames is 3.03)
 
 COLOURS = {name: mcolors.to_rgba(c) for name, c in
            (("self", BLUE), ("cross", RED), ("masked", PALE_GREY), ("none", WHITE))}
@@ -59,17 +63,21 @@ def _image_tokens(count: int) -> torch.Tensor:
 
 
 def _causal_self_attention(h: torch.Tensor) -> torch.Tensor:
-    """The frozen layer: causal single-head self-attention with a residual, (1, N, d_model)."""
+    """The frozen layer, causal single-head self-attention with a residual, at the last TEXT
+    positions only (the text's outputs; the image's rows are never read): (1, TEXT, d_model)."""
     w_q, w_k, w_v, w_o = _SELF
     n = h.shape[1]
-    scores = (h @ w_q) @ (h @ w_k).transpose(-2, -1) / D_MODEL ** 0.5  # (1, N, N)
-    scores = scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
-    return h + scores.softmax(-1) @ (h @ w_v) @ w_o
+    text = h[:, n - TEXT:]  # (1, TEXT, d_model)
+    scores = (text @ w_q) @ (h @ w_k).transpose(-2, -1) / D_MODEL ** 0.5  # (1, TEXT, N)
+    causal = torch.ones(n, n, dtype=torch.bool).tril()[n - TEXT:]  # (TEXT, N)
+    scores = scores.masked_fill(~causal, float("-inf"))
+    return text + scores.softmax(-1) @ (h @ w_v) @ w_o
 
 
+@functools.cache  # computed on a setting's first visit, not at import
 def first_step_change(design: str, image_tokens: int) -> tuple[float, float]:
-    """The largest change of a text token's output when the image is added, with the gate
-    closed and open (the same twice where there is no gate)."""
+    """At initialisation, the largest change of a text token's output when the image is
+    added, with the gate closed and open (the same twice where there is no gate)."""
     text_only = _causal_self_attention(_TEXT)  # (1, n, d_model)
     media = _image_tokens(image_tokens)
     if design == "cross_attention":
@@ -79,7 +87,7 @@ def first_step_change(design: str, image_tokens: int) -> tuple[float, float]:
                 gated_cross_attention(_TEXT, media, *_CROSS, alpha))
             changes.append((with_image - text_only).abs().max().item())
         return changes[0], changes[1]
-    joined = _causal_self_attention(torch.cat([media, _TEXT], dim=1))[:, image_tokens:]
+    joined = _causal_self_attention(torch.cat([media, _TEXT], dim=1))  # (1, n, d_model)
     change = (joined - text_only).abs().max().item()
     return change, change
 
@@ -111,25 +119,6 @@ def _visual_tokens(design: str, size: int, patch: int, merge: int) -> int:
     return image_token_count(size, size, patch, merge)
 
 
-def _first_steps() -> dict:
-    """Every setting's first-step change, computed once (a live update only looks it up)."""
-    table = {}
-    for design in DESIGNS:
-        for size in SIZES:
-            for patch in PATCHES:
-                for merge in MERGES:
-                    try:
-                        count = _visual_tokens(design, size, patch, merge)
-                    except ValueError:
-                        continue
-                    if (design, count) not in table:
-                        table[design, count] = first_step_change(design, count)
-    return table
-
-
-FIRST_STEPS = _first_steps()
-
-
 def image_fusion_frame(design: str, size: int, patch: int, merge: int) -> Frame:
     if merge != 1 and design != "projector":
         raise InvalidSetting("the merge of neighbouring patches belongs to the projector "
@@ -146,12 +135,12 @@ def image_fusion_frame(design: str, size: int, patch: int, merge: int) -> Frame:
         in_sequence = attended = QFORMER_QUERIES
     else:
         in_sequence, attended = 0, RESAMPLER_TOKENS
-    closed, opened = FIRST_STEPS[design, attended]
+    closed, opened = first_step_change(design, attended)
     figures = {
         "patches from the vision encoder": f"{size // patch} × {size // patch} = {patches}",
         "image tokens in the language model's sequence": str(in_sequence),
         "visual tokens a text token attends to": str(attended),
-        "first step, largest change of a text output, gate closed": f"{closed:.3f}",
+        "at initialisation, largest change of a text output, gate closed": f"{closed:.3f}",
         "gate open (α = 1)": (f"{opened:.3f}" if design == "cross_attention"
                                else f"{opened:.3f} (no gate)"),
     }
@@ -184,7 +173,7 @@ class ImageFusionView(View):
         self.step_text = [ax.text(x, 0, " ", ha="center", va="bottom", animated=True)
                           for x in (0, 1)]
         ax.set(xticks=[0, 1], xticklabels=["α = 0", "α = 1"], xlim=(-0.6, 1.6),
-               ylim=(0, CHANGE_MAX), title="First step")
+               ylim=(0, CHANGE_MAX), title="Untrained")
 
     def update(self, data):
         for bar, text, value in zip(self.count_bars, self.count_text,
@@ -202,7 +191,7 @@ class ImageFusionView(View):
 
 def image_fusion_explorer() -> Explorer:
     """Fusion design × image size × patch × merge → tokens per image, the language model's
-    attention mask, and how much its first step changes with the gate closed and open."""
+    attention mask, and how much its output changes at initialisation, gate closed and open."""
     return Explorer(
         "Images into a language model: projector, Q-Former, gated cross-attention",
         [
@@ -216,8 +205,8 @@ def image_fusion_explorer() -> Explorer:
         ImageFusionView(),
         caption=(
             "Blue: self-attention, red: cross-attention, grey: masked; the image's tokens are "
-            "drawn as four cells whatever their number. The first "
-            "step is a toy: one frozen random attention layer (float64, d_model = 8); the "
+            "drawn as four cells whatever their number. \"Untrained\" is a toy: "
+            "one frozen random attention layer (float64, d_model = 8) before any training; the "
             "change is the largest difference of a text token's output with the image and "
             "without it. Q-Former: 32 queries; gated cross-attention: 64 resampled tokens."
         ),
