@@ -105,3 +105,15 @@ def test_the_reference_is_the_package():
     alpha = torch.tensor(0.4)
     torch.testing.assert_close(gated_cross_attention_variant(x, media, *w, alpha),
                                gated_cross_attention(x, media, *w, alpha))
+
+
+def test_a_clipped_gate_is_named_as_no_tanh():
+    # clamp(α, −1, 1) equals α on the first case (α = 0.7), so it meets the no-tanh message,
+    # which names clipping too.
+    def clipped(*args):
+        return gated_cross_attention_variant(*args, bug="clamped_gate")
+
+    with pytest.raises(AssertionError) as info:
+        check_gated_cross_attention(clipped)
+    assert GATED_CROSS_ATTENTION_SLIPS["no_tanh"] in str(info.value)
+    assert "clamp or hardtanh" in str(info.value)

@@ -12,7 +12,8 @@ from attention_qa.checks.common import call_learner, diagnose, require_shape
 
 GATED_CROSS_ATTENTION_SLIPS = {
     "no_tanh": (
-        "the gate multiplies by α itself; Flamingo squashes it first, tanh(α), so the "
+        "the gate multiplies by α itself (or by α clipped to [−1, 1], as clamp or hardtanh "
+        "would, which equals α on this case); Flamingo squashes it first, tanh(α), so the "
         "gate stays within (−1, 1)"
     ),
     "sigmoid_gate": (
@@ -28,6 +29,10 @@ GATED_CROSS_ATTENTION_SLIPS = {
         "branch is gated: x + tanh(α) · attention"
     ),
     "no_scale": "the scores are not divided by √d (d = the width of w_q's output)",
+    "scale_by_d_model": (
+        "the scores are divided by √d_model (the width of x); the scale is √d, the width of "
+        "w_q's output, the dimension the dot products run over"
+    ),
     "softmax_over_queries": (
         "the softmax runs over the text positions (dim −2); each text token's weights must "
         "sum to 1 over the visual tokens, the last dim"
@@ -40,13 +45,17 @@ def gated_cross_attention_variant(x, media, w_q, w_k, w_v, w_o, alpha, bug: str 
     q = x @ w_q  # (..., n, d)
     k, v = media @ w_k, media @ w_v  # (..., m, d) each
     scores = q @ k.transpose(-2, -1)  # (..., n, m)
-    if bug != "no_scale":
+    if bug == "scale_by_d_model":
+        scores = scores / math.sqrt(x.shape[-1])
+    elif bug != "no_scale":
         scores = scores / math.sqrt(q.shape[-1])
     out = scores.softmax(dim=-2 if bug == "softmax_over_queries" else -1) @ v  # (..., n, d)
     if bug != "no_output_projection":
         out = out @ w_o  # (..., n, d_model)
     if bug == "no_tanh":
         gate = alpha
+    elif bug == "clamped_gate":
+        gate = alpha.clamp(-1, 1)
     elif bug == "sigmoid_gate":
         gate = torch.sigmoid(alpha)
     else:
