@@ -126,15 +126,15 @@ class BertBartView(View):
         _show(self.bert_ax, still_rgba)
         self.bert_image = _show(self.bert_ax, np.zeros((BERT_WIDTH, 4, 4)), animated=True)
         # Only what changes is animated (each text costs a millisecond or two a frame):
-        # sentence A's rows and the position column are drawn once.
+        # sentence A's rows are drawn once. (The position column's numbers never change, but
+        # in the changing rows they sit on cells whose colour does: animated, or the animated
+        # cells would hide them.)
         still = [["[CLS]", *SENTENCE_A, "[SEP]"][i] if i < first else None
                  for i in range(BERT_WIDTH)]
         self.bert_text = {}
         for i in range(BERT_WIDTH):
             for j in (0, 1, 2, 3):
-                if j == 2:
-                    self.bert_ax.text(j, i, str(i), ha="center", va="center")
-                elif still[i] is not None:
+                if still[i] is not None:
                     self.bert_ax.text(j, i, (still[i], "0", str(i), "1")[j], ha="center",
                                       va="center")
                 else:
@@ -164,10 +164,9 @@ class BertBartView(View):
         for i in range(FIRST_CHANGING, BERT_WIDTH):
             real = data["mask"][i]
             rgba[i] = SEGMENT_COLOURS[data["segments"][i]] if real else SEGMENT_COLOURS["pad"]
-            values = (data["tokens"][i], str(data["segments"][i]), None, str(real))
+            values = (data["tokens"][i], str(data["segments"][i]), str(i), str(real))
             for j, value in enumerate(values):
-                if value is not None:
-                    self.bert_text[i, j].set_text(value)
+                self.bert_text[i, j].set_text(value)
         self.bert_image.set_data(_cells(rgba))
         words = data["corrupted"]
         rgba = np.zeros((BART_WIDTH, 2, 4))

@@ -27,6 +27,7 @@ INPUTS = SPARSE_INPUTS
 WINDOWS = (1, 2, 4, 8)
 LENGTHS = (16, 32, 64)
 D_K = 16
+MAP = matplotlib.colormaps["viridis"].with_extremes(bad="#cccccc")  # grey: masked
 
 
 def pattern_frame(pattern: str, window: int, n: int, inputs: str) -> Frame:
@@ -46,10 +47,8 @@ class PatternView(View):
     def setup(self, fig):
         self.ax_w, self.ax_err = fig.subplots(1, 2, width_ratios=(1, 1.15))
         n = LENGTHS[0]
-        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#cccccc")  # grey: masked
         self.w_img = self.ax_w.imshow(
-            torch.zeros(n, n).numpy(), cmap=cmap, vmin=0, vmax=0.5, animated=True,
-            interpolation="nearest",
+            MAP(torch.zeros(n, n).numpy(), bytes=True), animated=True, interpolation="nearest",
         )
         self.ax_w.set(title="weights; grey: dropped", xlabel="key j", ylabel="query i")
         (self.err_line,) = self.ax_err.plot([], [], color=RED, animated=True)
@@ -59,16 +58,17 @@ class PatternView(View):
     def update(self, data):
         n = data["n"]
         kept = data["weights"].masked_fill(~data["mask"], float("nan"))  # (n, n)
-        self.w_img.set_data(kept.numpy())
+        # colours as bytes (weights 0 … 0.5), drawn about twice as fast as floats
+        self.w_img.set_data(MAP((kept / 0.5).numpy(), bytes=True))
         self.err_line.set_data(range(n), data["error"].numpy())
         if n == self.n:
-            return False
+            return n  # the still part's state: the panel keeps one picture of it per n
         self.n = n
         ticks = range(0, n, 16 if n > 32 else 8)
         self.w_img.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
         self.ax_w.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5), xticks=ticks, yticks=ticks)
         self.ax_err.set(xlim=(0, n - 1), xticks=ticks)
-        return True
+        return n
 
 
 def sparse_pattern_explorer() -> Explorer:
