@@ -124,11 +124,11 @@ class BertBartView(View):
         still_rgba = np.zeros((BERT_WIDTH, 4, 4))
         still_rgba[:first] = SEGMENT_COLOURS[0]
         _show(self.bert_ax, still_rgba)
-        self.bert_image = _show(self.bert_ax, np.zeros((BERT_WIDTH, 4, 4)), animated=True)
-        # Only what changes is animated (each text costs a millisecond or two a frame):
-        # sentence A's rows are drawn once. (The position column's numbers never change, but
-        # in the changing rows they sit on cells whose colour does: animated, or the animated
-        # cells would hide them.)
+        # BERT's rows depend on sentence B alone: they are part of the still part, whose
+        # state ``update`` names, so the panel draws each of the three once and keeps its
+        # picture. Only BART's column, which every control moves, is animated (each text
+        # costs a millisecond or two a frame).
+        self.bert_image = _show(self.bert_ax, np.zeros((BERT_WIDTH, 4, 4)))
         still = [["[CLS]", *SENTENCE_A, "[SEP]"][i] if i < first else None
                  for i in range(BERT_WIDTH)]
         self.bert_text = {}
@@ -139,7 +139,7 @@ class BertBartView(View):
                                       va="center")
                 else:
                     self.bert_text[i, j] = self.bert_ax.text(j, i, " ", ha="center",
-                                                             va="center", animated=True)
+                                                             va="center")
         still_rgba = np.zeros((BART_WIDTH, 2, 4))
         for i, word in enumerate(DOCUMENT):
             still_rgba[i, 0] = _bart_colour(word)
@@ -176,6 +176,7 @@ class BertBartView(View):
             self.bart_text[i].set_text(" " if word is None else word)
             self.bart_text[i].set_visible(word is not None)  # a hidden text costs nothing
         self.bart_image.set_data(_cells(rgba))
+        return tuple(data["tokens"])  # the still part's state: BERT's rows
 
 
 def bert_bart_explorer() -> Explorer:
