@@ -46,3 +46,9 @@ def test_batch_one_is_the_same_under_both_policies_and_static_waits():
     static = explorer.frame(rate=0.25, max_batch=16, policy="static", prefix="off")
     cont = explorer.frame(rate=0.25, max_batch=16, policy="continuous", prefix="off")
     assert (static.data["picture"] == WAITING).sum() > (cont.data["picture"] == WAITING).sum()
+
+
+def test_the_chapter_runs_every_setting_of_the_explorer():
+    # q44's "Check it" loops over these values written out; keep the two in step
+    from attention_qa.explorers.serving import BATCHES, RATES
+    assert RATES == (0.1, 0.25, 0.5) and BATCHES == (1, 4, 16)

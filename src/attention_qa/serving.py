@@ -3,9 +3,9 @@ prefill, and the latencies users see (time to first token, time per output token
 
 ``schedule`` runs an engine step by step. Under ``"continuous"`` batching a waiting request
 joins the running batch at any step where there is room, and a finished one leaves at once:
-the iteration-level scheduling of Orca (Yu et al., OSDI 2022, §3.1 and §4.2). Under
+the iteration-level scheduling of Orca (Yu et al., OSDI 2022, §3, S1, and §4.2). Under
 ``"static"`` a batch is formed only when the engine is idle and runs until its longest
-request is done, as request-level schedulers do (Orca's §3.1).
+request is done, as request-level schedulers do (Orca's §3, C1).
 
 ``PrefixCache`` knows a K/V block by its own tokens and every token before it, as vLLM's
 automatic prefix caching hashes a block with its parent's hash (vLLM's design document
@@ -17,7 +17,10 @@ Here the key is the exact chain of token tuples, so two different prefixes never
 leaves out attention's FLOPs and the K/V cache's bytes, so it is a lower bound for short
 contexts, not a measurement. ``chunked_prefill`` splits a prompt into the chunks a token
 budget per step allows beside the running decodes (Sarathi-Serve, Agrawal et al., OSDI
-2024, §4). ``simulate`` joins them: the toy engine the chapter's explorer shows.
+2024, §4). ``simulate`` joins them: the toy engine the chapter's explorer shows. Its clock
+runs in steps: requests arrive at step indices, one that arrives during a step counts from
+that step's start, and a step with nothing to run lasts no time, so the same arrivals make
+a different rate per second under each setting.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ continuously (Orca's iteration-level scheduling), with or without prefix caching
 blocks of 16 tokens. A step lasts what q33's roofline gives for the tokens it processes with
 Llama-3-8B's weight matrices on one H100, so a step in which a prompt is prefilled is long.
 Top: each request's waiting, prefill and decoding steps. Bottom: each step's length.
+Arrivals fall on step indices and an idle step lasts no time (see ``serving``'s docstring).
 The 36 simulations and their frames are computed once, when the explorer is built.
 """
 
@@ -131,7 +132,9 @@ def serving_explorer() -> Explorer:
             "24 chat requests, each a shared 1,024-token system prompt, 64–511 tokens of its "
             "own and 4–47 output tokens. Top: grey, waiting; red, the step that prefills the "
             "prompt and makes the first token; blue, decoding. Bottom: each step's length, "
-            "a roofline lower bound for Llama-3-8B's weights on one H100 (attention left "
-            "out). A toy engine: it shows the mechanisms, not a real server's numbers."
+            "a roofline lower bound for Llama-3-8B's weights on one H100 (attention and the "
+            "K/V cache left out). Time runs in steps: requests arrive at steps, and a step "
+            "with nothing to run lasts no time. A toy engine: it shows the mechanisms, not a "
+            "real server's numbers."
         ),
     )
