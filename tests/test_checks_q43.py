@@ -89,3 +89,26 @@ def test_other_errors_are_reported():
         check_fake_quantize(lambda x, bits: by_formula(x, bits)[..., :-1])
     with pytest.raises(AssertionError, match="off by up to"):
         check_fake_quantize(lambda x, bits: x)
+
+
+def divisor_full_range_clamped_to_q(x, bits):
+    s = x.abs().amax(-1, keepdim=True) / 2 ** (bits - 1)
+    s = torch.where(s == 0, torch.ones_like(s), s)
+    return torch.round(x / s).clamp(-(2 ** (bits - 1) - 1), 2 ** (bits - 1) - 1) * s
+
+
+def divisor_full_range_no_clamp(x, bits):
+    s = x.abs().amax(-1, keepdim=True) / 2 ** (bits - 1)
+    s = torch.where(s == 0, torch.ones_like(s), s)
+    return torch.round(x / s) * s
+
+
+@pytest.mark.parametrize("fn, bug", [
+    (divisor_full_range_clamped_to_q, "full_range_clamped"),
+    (divisor_full_range_no_clamp, "full_range_unclamped"),
+])
+def test_a_divisor_of_2_to_the_b_minus_1_is_named_however_it_is_clamped(fn, bug):
+    with pytest.raises(AssertionError) as info:
+        check_fake_quantize(fn)
+    assert FAKE_QUANTIZE_SLIPS[bug] in str(info.value)
+    assert "2^(bits−1) − 1 (127 at 8 bits)" in str(info.value)

@@ -22,6 +22,16 @@ FAKE_QUANTIZE_SLIPS = {
         "the scale is absmax / 2^(bits−1); symmetric quantisation divides by "
         "2^(bits−1) − 1 (127 at 8 bits), so that ±absmax land on ±(2^(bits−1) − 1)"
     ),
+    "full_range_clamped": (
+        "the scale is absmax / 2^(bits−1) and q is clamped to ±(2^(bits−1) − 1), so ±absmax "
+        "come back one step short; divide by 2^(bits−1) − 1 (127 at 8 bits), so that ±absmax "
+        "land on ±(2^(bits−1) − 1)"
+    ),
+    "full_range_unclamped": (
+        "the scale is absmax / 2^(bits−1), a grid of 2^(bits−1) steps each side (±128 at 8 "
+        "bits, beyond int8's 127); divide by 2^(bits−1) − 1 (127 at 8 bits), so that ±absmax "
+        "land on ±(2^(bits−1) − 1)"
+    ),
     "unsigned_range": (
         "the scale is absmax / (2^bits − 1), the step of an unsigned grid; a symmetric grid "
         "has 2^(bits−1) − 1 steps on each side of 0"
@@ -51,7 +61,7 @@ def fake_quantize_variant(x: torch.Tensor, bits: int, bug: str | None = None) ->
         absmax = x.amax(dim=-1, keepdim=True)
     else:
         absmax = x.abs().amax(dim=-1, keepdim=True)  # (..., 1)
-    if bug == "full_range":
+    if bug in ("full_range", "full_range_clamped", "full_range_unclamped"):
         scale = absmax / 2 ** (bits - 1)
     elif bug == "unsigned_range":
         scale = absmax / (2**bits - 1)
@@ -65,7 +75,10 @@ def fake_quantize_variant(x: torch.Tensor, bits: int, bug: str | None = None) ->
         q = torch.floor(ratio)
     else:
         q = torch.round(ratio)
-    q = q.clamp(-qmax, qmax) if bug not in ("full_range",) else q.clamp(-qmax - 1, qmax)
+    if bug == "full_range":  # int8's range, −128 … 127 at 8 bits
+        q = q.clamp(-qmax - 1, qmax)
+    elif bug != "full_range_unclamped":
+        q = q.clamp(-qmax, qmax)
     return q if bug == "integers" else q * scale
 
 
