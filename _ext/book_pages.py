@@ -40,7 +40,9 @@ def drop_search_scripts(page_html: str, pagename: str) -> str:
     return page_html if pagename == "search" else SEARCH_SCRIPTS.sub("", page_html)
 
 
-MODE_BASE = re.compile(r'html\[data-theme="(\w+)"\] \.highlight \{[^}]*?\bcolor: (#\w+) \}')
+MODE_BASE = re.compile(
+    r'html\[data-theme="(\w+)"\] \.highlight \{[^}]*?(?<![\w-])color: (#\w+)\s*[;}]'
+)
 MODE_TOKEN = re.compile(r'html\[data-theme="(\w+)"\] \.highlight \.([\w-]+) \{ color: (#\w+) \}')
 CODE_BLOCK = re.compile(r'<div class="highlight"><pre>.*?</pre></div>', re.S)
 

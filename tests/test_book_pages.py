@@ -68,3 +68,10 @@ def test_plain_tokens_lose_their_span_in_code_blocks_only():
     out = book_pages.unwrap_plain_tokens(page, frozenset({"n", "p"}))
     assert out == ('<p><span class="n">kept</span></p><div class="highlight"><pre><span></span>'
                    '<span class="k">def</span> <span class="nf">f</span>(x):</pre></div>')
+
+
+def test_the_code_colour_is_read_from_color_not_background_color():
+    sheet = ('html[data-theme="light"] .highlight { color: #000000; background-color: #ffffff }\n'
+             'html[data-theme="light"] .highlight .x { color: #ffffff }\n'
+             'html[data-theme="light"] .highlight .n { color: #000000 }\n')
+    assert book_pages.plain_token_classes(sheet) == {"n"}

@@ -3,6 +3,7 @@
 
 import re
 
+import numpy as np
 import pytest
 
 from attention_qa.panel import (
@@ -185,3 +186,46 @@ def test_static_html_is_self_contained_and_deterministic():
     assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}", html, re.I), "external URL"
     assert "<script src" not in html
     assert html == step_explorer().to_html(all_frames=True)
+
+
+@pytest.mark.parametrize("answer, state", [(None, False), (False, False), (True, True),
+                                           (np.False_, False), (np.True_, True), (1, 1),
+                                           (0, 0), ((1, "a"), (1, "a"))])
+def test_a_view_answers_unchanged_redraw_or_a_key(answer, state):
+    from attention_qa.panel.core import _still_state
+
+    got = _still_state(answer)
+    assert got == state and type(got) is type(state)
+
+
+@pytest.mark.parametrize("answer", [[1, 2], np.zeros(2)])
+def test_a_key_must_be_hashable_and_mean_one_state(answer):
+    from attention_qa.panel.core import _still_state
+
+    with pytest.raises(TypeError, match="hashable key"):
+        _still_state(answer)
+
+
+def test_a_key_that_equals_true_is_not_confused_with_a_redraw():
+    # key 1 kept, then a redraw (True == 1 as a dict key): the redraw must draw, not reuse
+    from attention_qa.panel import Control, Explorer, Frame, View
+
+    class Keyed(View):
+        figsize = (1, 1)
+
+        def setup(self, fig):
+            self.ax = fig.subplots()
+
+        def update(self, data):
+            self.ax.set_facecolor(data["colour"])  # the still part
+            return data["answer"]
+
+    answers = {"a": (1, "#ff0000"), "b": (True, "#0000ff")}
+    explorer = Explorer("keys", [Control("x", "x", ("a", "b"))],
+                        lambda x: Frame(data={"answer": answers[x][0], "colour": answers[x][1]}),
+                        Keyed())
+    first, second = (explorer.render(explorer.frame(x=x)) for x in ("a", "b"))
+    fresh = Explorer("keys", [Control("x", "x", ("a", "b"))],
+                     lambda x: Frame(data={"answer": answers[x][0], "colour": answers[x][1]}),
+                     Keyed())
+    assert second == fresh.render(fresh.frame(x="b")) != first

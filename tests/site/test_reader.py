@@ -200,3 +200,27 @@ def test_the_site_works_opened_from_a_folder(browser, edition):
         assert img.evaluate("img => img.src.startsWith('file:') && img.naturalWidth > 0")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_a_token_without_its_span_keeps_its_colour(browser, site_url, dark):
+    """The build drops the span of a token drawn in the code's own colour (names,
+    punctuation): the bare text must come out in exactly the colour its span gave it."""
+    context, page = _open(browser, f"{site_url}/book/q04_why_scale_by_sqrt_dk.html", 1300, dark)
+    try:
+        bare, spanned, output, body = page.evaluate(
+            """() => {
+                 const pre = document.querySelector('.cell_input div.highlight > pre');
+                 const probe = document.createElement('span');
+                 probe.className = 'n';
+                 pre.appendChild(probe);
+                 const out = document.querySelector('div.output div.highlight > pre');
+                 return [getComputedStyle(pre).color, getComputedStyle(probe).color,
+                         getComputedStyle(out).color,
+                         getComputedStyle(document.querySelector('article p')).color];
+               }"""
+        )
+        assert bare == spanned, (bare, spanned)
+        assert output == body, (output, body)  # printed output keeps the text colour
+    finally:
+        context.close()

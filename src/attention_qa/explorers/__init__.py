@@ -125,6 +125,8 @@ def __getattr__(name: str):
         value = {page: [__getattr__(b) for b in builders] for page, builders in CHAPTERS.items()}
     elif name in BUILDERS:
         value = getattr(importlib.import_module(f"{__name__}.{BUILDERS[name]}"), name)
+    elif name in BUILDERS.values():  # a panel's module itself, as attention_qa.explorers.<name>
+        value = importlib.import_module(f"{__name__}.{name}")
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # asked for once

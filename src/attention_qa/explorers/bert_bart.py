@@ -176,7 +176,8 @@ class BertBartView(View):
             self.bart_text[i].set_text(" " if word is None else word)
             self.bart_text[i].set_visible(word is not None)  # a hidden text costs nothing
         self.bart_image.set_data(_cells(rgba))
-        return tuple(data["tokens"])  # the still part's state: BERT's rows
+        # the still part's state: BERT's rows, all three of which the key names
+        return tuple(data["tokens"]), tuple(data["segments"]), tuple(data["mask"])
 
 
 def bert_bart_explorer() -> Explorer:

@@ -160,6 +160,18 @@ class View:
         return changed
 
 
+def _still_state(answer) -> Hashable:
+    """What a view's ``update`` said of the still part: False (unchanged), True (redraw it)
+    or a key naming its state. A NumPy bool counts as a bool; a key must be hashable and
+    mean one state (no tensor or array, whose hash is its identity)."""
+    if answer is None or isinstance(answer, (bool, np.bool_)):
+        return bool(answer)
+    if hasattr(answer, "shape") or not isinstance(answer, Hashable):  # an array, a tensor
+        raise TypeError(f"a view's update returns a bool or a hashable key naming the still "
+                        f"part's state, got {type(answer).__name__}")
+    return answer
+
+
 def _encode(canvas: FigureCanvasAgg, compact: bool) -> bytes:
     """PNG bytes of the canvas; ``compact`` quantises to a palette for the static site.
 
@@ -316,27 +328,27 @@ class ExplorerBase:
         return self._fig
 
     def _draw_still(self, state=True) -> None:
-        """Draw everything but the animated artists and keep that picture (the one kept for
-        ``state`` where the view names the still part's state and it was drawn before)."""
+        """Draw everything but the animated artists and keep that picture: under ``state``
+        where the view names the still part's state, reusing the one kept for it."""
+        if state is not True and state in self._stills:
+            self._background = self._stills[state]
+            return
         fig = self.figure
-        if state is True or state not in self._stills:
-            fig.canvas.draw()
-            self._animated = [a for a in fig.findobj() if a.get_animated()]
-            self._background = fig.canvas.copy_from_bbox(fig.bbox)
-            if state is not True:
-                self._stills[state] = self._background
-        self._background = self._stills.get(state, self._background)
+        fig.canvas.draw()
+        self._animated = [a for a in fig.findobj() if a.get_animated()]
+        self._background = fig.canvas.copy_from_bbox(fig.bbox)
+        if state is not True:
+            self._stills[state] = self._background
 
     def render(self, frame: Frame, compact: bool = False) -> bytes:
         """PNG bytes of one frame: the view moves its artists, only those are redrawn."""
         fig = self.figure
         with matplotlib.rc_context(self._rc):
-            state = self.view.update(frame.data)
+            state = _still_state(self.view.update(frame.data))
             if self.language is not ENGLISH:
                 translate_figure(fig, self.language)  # what update wrote, in the language
-            unchanged = state is None or state is False
-            if not unchanged or self._background is None:
-                self._draw_still(True if unchanged else state)
+            if state is not False or self._background is None:
+                self._draw_still(True if state is False else state)
             fig.canvas.restore_region(self._background)
             for artist in self._animated:
                 fig.draw_artist(artist)
