@@ -38,7 +38,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from attention_qa.panel.i18n import ENGLISH, Translator, translate_figure
-from attention_qa.panel.png import encode_rgb
+from attention_qa.panel.png import encode
 
 BUILD_ENV = "ATTENTION_QA_BUILD"
 # 12 pt: with figures at most ~6.4 in wide, text stays ≥ 9 CSS px on a phone (legibility.py)
@@ -178,9 +178,10 @@ def _encode(canvas: FigureCanvasAgg, compact: bool) -> bytes:
     Octree quantisation at zlib's default level: eight times faster than median cut with
     the optimiser, and on the book's frames about 10% smaller, with a smaller worst error
     per pixel (median cut can drop a colour altogether)."""
-    rgb = np.asarray(canvas.buffer_rgba())[:, :, :3]  # (height, width, 3)
+    rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4)
     if not compact:
-        return encode_rgb(rgb)
+        return encode(rgba)
+    rgb = rgba[:, :, :3]  # (height, width, 3)
     buffer = io.BytesIO()
     image = Image.fromarray(np.ascontiguousarray(rgb))
     palette = image.quantize(colors=96, method=Image.Quantize.FASTOCTREE)
