@@ -30,6 +30,7 @@ BYTES = 2  # bfloat16
 CACHE_RANGE = (100, 1e6)
 PARAM_RANGE = (0, 480)  # millions
 CHOSEN, OTHER = RED, BLUE
+MLA = ATTENTION_KINDS.index("MLA")
 
 
 def sizes(kind: str, num_heads: int, d_latent: int) -> tuple[int, int]:
@@ -70,8 +71,12 @@ class LatentCacheView(View):
         rows = range(len(ATTENTION_KINDS))
         self.bars, self.labels = [], []
         for ax, low in ((ax_cache, CACHE_RANGE[0]), (ax_params, PARAM_RANGE[0])):
+            # The bars change colour with the kind: animated. The numbers of MHA, GQA and MQA
+            # follow the heads alone: they are drawn with the still part, one picture per
+            # number of heads (the key ``update`` returns); MLA's follow d_latent too.
             self.bars.append(ax.barh(rows, [low] * 4, color=OTHER, animated=True))
-            self.labels.append([ax.text(low, i, "", va="center", animated=True) for i in rows])
+            self.labels.append([ax.text(low, i, "", va="center", animated=i == MLA)
+                                for i in rows])
         ax_cache.set(xscale="log", xlim=CACHE_RANGE, yticks=rows, yticklabels=ATTENTION_KINDS,
                      xlabel="cached numbers\nper token, layer")
         ax_cache.invert_yaxis()
@@ -87,6 +92,9 @@ class LatentCacheView(View):
                 label.set_x(value * 1.15 if bars is self.bars[0] else value + 8)
                 label.set_text(f"{value:,.0f}")
         self.title.set_text(data["title"])
+        # the still part's state: the numbers written there (set by the heads) and their places
+        return tuple((label.get_text(), label.get_position()) for labels in self.labels
+                     for label in labels if not label.get_animated())
 
 
 def latent_cache_explorer() -> Explorer:
