@@ -11,7 +11,7 @@ drawn once, from fixed seeds, for four workloads.
 """
 
 import numpy as np
-from matplotlib.colors import ListedColormap
+from matplotlib.colors import ListedColormap, to_rgba_array
 
 from attention_qa.kv_cache import (
     MAX_LEN,
@@ -30,6 +30,9 @@ BLOCK_SIZES = (1, 4, 16, 64, 256, 2048)
 FREE, WASTE = 0, 1  # colour indices; requests cycle through the six after them
 COLOURS = ListedColormap([WHITE, GREY, BLUE, RED, GREEN,
                           YELLOW, CYAN, PURPLE])
+# The same colours as RGBA bytes, indexed by colour index: an image of bytes is drawn about
+# four times as fast as one of indices through a colour map, to the same pixels.
+RGBA = (to_rgba_array(COLOURS.colors) * 255).round().astype(np.uint8)  # (colours, 4)
 
 
 def pool_picture(lengths: list[int], block_size: int) -> np.ndarray:
@@ -68,24 +71,37 @@ def paged_cache_frame(workload: str, block_size: int) -> Frame:
 
 
 class PagedCacheView(View):
+    """The contiguous pool above, the paged pool below.
+
+    The contiguous pool depends on the workload alone (every request reserves the same), so
+    it belongs to the still part, drawn once per workload (``update`` returns a key naming
+    it); a new block size redraws only the paged pool and its title.
+    """
+
     figsize = (6.4, 3.4)
 
     def setup(self, fig):
-        axes = fig.subplots(2, 1)
-        self.images, self.titles = [], []
-        for ax in axes:
-            self.images.append(ax.imshow(np.zeros((ROWS, COLS)), cmap=COLOURS, vmin=0,
-                                         vmax=len(COLOURS.colors) - 1, aspect="auto",
-                                         interpolation="nearest", animated=True))
-            ax.set(xticks=[], yticks=[])
-            self.titles.append(ax.set_title("pool", fontsize=12, animated=True))
-        axes[1].set_xlabel(f"the pool: {POOL_SLOTS:,} slots, {COLS} per row; grey: unused")
+        ax_flat, ax_paged = fig.subplots(2, 1)
+        self.flat = self._pool(ax_flat, animated=False)
+        self.paged = self._pool(ax_paged, animated=True)
+        ax_paged.set_xlabel(f"the pool: {POOL_SLOTS:,} slots, {COLS} per row; grey: unused")
+
+    @staticmethod
+    def _pool(ax, animated: bool):
+        """One pool's image and title, for ``update`` to fill."""
+        # zorder 3: over the axes' frame (2.5), as an animated image is, drawn after it
+        image = ax.imshow(np.zeros((ROWS, COLS, 4), dtype=np.uint8), aspect="auto",
+                          interpolation="nearest", animated=animated, zorder=3)
+        ax.set(xticks=[], yticks=[])
+        return image, ax.set_title("pool", fontsize=12, animated=animated)
 
     def update(self, data):
-        for image, title, key, text in zip(self.images, self.titles, ("contiguous", "paged"),
-                                           data["titles"], strict=True):
-            image.set_data(data[key])
+        for (image, title), key, text in zip((self.flat, self.paged), ("contiguous", "paged"),
+                                             data["titles"], strict=True):
+            image.set_data(RGBA[data[key]])
             title.set_text(text)
+        flat_title, _ = data["titles"]
+        return flat_title, data["contiguous"].tobytes()  # the still part: the contiguous pool
 
 
 def paged_cache_explorer() -> Explorer:
