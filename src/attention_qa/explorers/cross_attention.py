@@ -8,7 +8,14 @@ the encoder's output, the *memory*. The panel draws the weight map of one head o
 grid, so its shape (n × m, n × n or m × m) can be read off the picture.
 """
 
+from contextlib import contextmanager
+from functools import cache
+
+import numpy as np
 import torch
+from matplotlib import colormaps
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
@@ -22,10 +29,14 @@ TARGET_LENGTHS = (3, 5, 8)
 PADDING_COUNTS = (0, 1, 2, 3)
 MAX_LEN = 8
 D_MODEL = 16
+CMAP = colormaps["viridis"]
 
 
+@cache
 def _setup(seed: int = 0):
-    """Seeded source and target token vectors and two attention layers (one head each)."""
+    """Seeded source and target token vectors and two attention layers (one head each).
+
+    Made once per seed (every setting reads the same layers; nothing writes to them)."""
     torch.manual_seed(seed)
     source = 3 * torch.randn(1, MAX_LEN, D_MODEL)  # (B, m_max, d_model)
     target = 3 * torch.randn(1, MAX_LEN, D_MODEL)  # (B, n_max, d_model)
@@ -62,9 +73,22 @@ def three_attentions(kind: str, m: int, n: int, valid: int, seed: int = 0):
         return weights[0, 0], ("target (decoder)", "memory (encoder output)")
 
 
+@contextmanager
+def _one_thread():
+    """Run torch on one thread: on matrices of 8 × 8, handing work to a second thread
+    costs far more than the work (a softmax took 8 ms instead of 0.01 on a busy machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def cross_attention_frame(kind: str, m: int, n: int, padding: int) -> Frame:
     valid = m - padding  # real source tokens
-    weights, (q_from, kv_from) = three_attentions(kind, m, n, valid)  # (rows, cols)
+    with _one_thread():
+        weights, (q_from, kv_from) = three_attentions(kind, m, n, valid)  # (rows, cols)
     rows, cols = weights.shape
     padded_keys = kind != KINDS[1] and valid < m
     on_padding = weights[:, valid:].sum(-1).max().item() if padded_keys else 0.0
@@ -87,9 +111,11 @@ class CrossAttentionView(View):
         from matplotlib.patches import Rectangle
 
         ax = fig.subplots()
+        # The weights are coloured in ``update``: an image of bytes is drawn without
+        # matplotlib's normalising and colouring of floats on every frame.
         self.image = ax.imshow(
-            torch.full((MAX_LEN, MAX_LEN), float("nan")).numpy(),
-            cmap="viridis", vmin=0, vmax=1, extent=(-0.5, MAX_LEN - 0.5, MAX_LEN - 0.5, -0.5),
+            np.zeros((MAX_LEN, MAX_LEN, 4), np.uint8),
+            extent=(-0.5, MAX_LEN - 0.5, MAX_LEN - 0.5, -0.5),
             interpolation="nearest", animated=True,
         )
         self.padding = Rectangle(
@@ -104,13 +130,13 @@ class CrossAttentionView(View):
         )
         ax.set_facecolor(PALE_GREY)
         self.title = ax.set_title("weights", animated=True)  # text: keeps the title's line
-        fig.colorbar(self.image, ax=ax, label="weight")
+        fig.colorbar(ScalarMappable(Normalize(0, 1), CMAP), ax=ax, label="weight")
 
     def update(self, data):
         weights = data["weights"]
-        grid = torch.full((MAX_LEN, MAX_LEN), float("nan"))
-        grid[: weights.shape[0], : weights.shape[1]] = weights
-        self.image.set_data(grid.numpy())
+        grid = np.zeros((MAX_LEN, MAX_LEN, 4), np.uint8)  # transparent outside the matrix
+        grid[: weights.shape[0], : weights.shape[1]] = CMAP(weights.numpy(), bytes=True)
+        self.image.set_data(grid)
         start = data["padded_from"]
         if start is None:
             self.padding.set_visible(False)
