@@ -54,3 +54,14 @@ def test_each_noise_changes_what_it_should():
 
 def test_frame_budget():
     assert bert_bart_explorer().num_frames <= 200
+
+
+def test_bert_s_rows_are_redrawn_when_sentence_b_comes_back():
+    """BERT's rows are written only when sentence B changes: going away and back, with BART's
+    column moving meanwhile, draws what a fresh panel draws."""
+    used = bert_bart_explorer()
+    for sentence_b, noise in (("next", "token_masking"), ("none", "token_deletion"),
+                              ("random", "text_infilling"), ("none", "document_rotation")):
+        drawn = used.render(used.frame(sentence_b=sentence_b, noise=noise, seed=1))
+        fresh = bert_bart_explorer()
+        assert drawn == fresh.render(fresh.frame(sentence_b=sentence_b, noise=noise, seed=1))

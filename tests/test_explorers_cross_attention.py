@@ -38,3 +38,11 @@ def test_padding_columns_get_zero_weight_and_rows_sum_to_one():
 def test_decoder_self_attention_is_causal():
     weights = cross_attention_explorer().frame(kind=KINDS[1], m=4, n=8, padding=0).data["weights"]
     assert weights.triu(diagonal=1).abs().max() == 0
+
+
+def test_a_frame_leaves_torch_s_threads_as_they_were():
+    import torch
+
+    threads = torch.get_num_threads()
+    cross_attention_explorer().frame(kind=KINDS[2], m=8, n=5, padding=1)
+    assert torch.get_num_threads() == threads
