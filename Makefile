@@ -77,6 +77,9 @@ NBVAL_NATIVE := OMP_NUM_THREADS=2
 AVX2 := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo avx2 || echo default)
 DETERMINISM_SETTING := ATEN_CPU_CAPABILITY=$(AVX2) MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=3
 TIMED = $(PY) scripts/timed.py
+## The stages that run every chapter start their kernels by forking one that has already
+## imported PyTorch (scripts/kernel_forks.py): the same kernels, two seconds sooner each.
+FORKS = $(PY) scripts/kernel_forks.py run
 
 ## test: everything CI checks — lint, unit tests, nbval under two machine settings, the
 ## determinism check under a third, strict builds of both editions, site and browser tests of
@@ -111,17 +114,17 @@ nbval: nbval-portable nbval-native
 
 nbval-portable: $(STAMP)
 	env $(PORTABLE) $(TIMED) nbval-portable \
-	  $(PY) -m pytest --nbval book tests/test_checks_dtypes.py -q
+	  $(FORKS) $(PY) -m pytest --nbval book tests/test_checks_dtypes.py -q
 
 nbval-native: $(STAMP)
 	env $(NBVAL_NATIVE) $(TIMED) nbval-native \
-	  $(PY) -m pytest --nbval book tests/test_checks_dtypes.py -q
+	  $(FORKS) $(PY) -m pytest --nbval book tests/test_checks_dtypes.py -q
 
 ## determinism: re-run every notebook in a scratch folder under DETERMINISM_SETTING; it must
 ## match the saved file byte for byte. The same kernel runs each chapter's student copy from
 ## its first solution on (see scripts/check_determinism.py).
 determinism: $(STAMP)
-	env $(DETERMINISM_SETTING) $(TIMED) determinism $(PY) scripts/check_determinism.py
+	env $(DETERMINISM_SETTING) $(TIMED) determinism $(FORKS) $(PY) scripts/check_determinism.py
 
 ## build: the English site alone, strict (warnings are errors)
 build: $(STAMP)

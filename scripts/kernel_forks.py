@@ -1,0 +1,240 @@
+"""Start notebook kernels by forking one that has already imported PyTorch.
+
+`make test` runs every chapter three times (nbval under two machine settings, the
+determinism check under a third), each in a new kernel, and a new kernel spends about two
+seconds of processor time importing PyTorch, ipykernel and NumPy before the chapter's first
+line: some 140 kernels, five minutes of the two cores. So each of those stages runs under
+
+    python scripts/kernel_forks.py run CMD ...
+
+which imports those modules once (in this process, the *server*, under the stage's own
+machine settings), then runs CMD with a ``python3`` kernel spec of its own first on the
+kernel search path. That spec's command (``kernel_forks.py kernel -f FILE``) asks the server
+for a kernel; the server forks, and the child, with the kernel command's working folder,
+environment, standard streams and ``sys.path``, becomes an ordinary ipykernel (as
+``python -m ipykernel_launcher -f FILE`` would). The kernel command stays alive as the
+kernel's process for Jupyter: it passes signals on (interrupt, terminate) and exits with the
+kernel's status.
+
+A forked kernel starts as a new one would: nothing has run in the server but imports, and a
+chapter's own ``import torch`` binds the module as before. What a library reads once, when
+it is loaded (the thread count, PyTorch's CPU capability, MKL's code path, Python's hash
+seed), is the server's: so the server forks only for a kernel command whose environment
+has the same values of those variables, and otherwise the kernel command starts an
+ordinary kernel itself; so does a kernel command with no server to ask.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+SOCKET_VARIABLE = "ATTENTION_QA_KERNEL_FORKS"
+# Read when a library loads or the interpreter starts, so they must match the server's.
+PREFIXES = ("OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "ATEN_", "TORCH_", "PYTORCH_", "NPY_",
+            "NUMPY_", "PYTHON", "LD_")
+PRELOAD = ("numpy", "torch")
+
+
+def _startup_settings(env) -> dict:
+    return {k: v for k, v in env.items() if k.startswith(PREFIXES)}
+
+
+def _send(conn: socket.socket, message: dict, fds=()) -> None:
+    body = json.dumps(message).encode()
+    socket.send_fds(conn, [struct.pack(">I", len(body)) + body], list(fds))
+
+
+def _receive(conn: socket.socket) -> tuple[dict | None, list[int]]:
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    if not data:
+        return None, fds
+    (length,) = struct.unpack(">I", data[:4])
+    body = data[4:]
+    while len(body) < length:
+        more = conn.recv(length - len(body))
+        if not more:
+            return None, fds
+        body += more
+    return json.loads(body), fds
+
+
+# ----- the kernel command: what Jupyter starts -------------------------------------------
+
+
+def kernel(argv: list[str]) -> int:
+    """Ask the server for a kernel and stand in for it; or start an ordinary one."""
+    ordinary = [sys.executable, "-m", "ipykernel_launcher", *argv]
+    path = os.environ.get(SOCKET_VARIABLE)
+    if not path:
+        os.execv(sys.executable, ordinary)
+    conn = socket.socket(socket.AF_UNIX)
+    try:
+        conn.connect(path)
+        request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+        _send(conn, request, fds=[0, 1, 2])
+        answer, _ = _receive(conn)
+    except OSError:
+        answer = None
+    if not answer or "pid" not in answer:  # no server, or other settings: start it here
+        conn.close()
+        os.execv(sys.executable, ordinary)
+    pid = answer["pid"]
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, lambda s, _f: _forward(pid, s))
+    ended, _ = _receive(conn)  # the server says when the kernel has exited
+    return int(ended["status"]) if ended else 1
+
+
+def _forward(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+# ----- the server ---------------------------------------------------------------------
+
+
+def _become_kernel(request: dict, fds: list[int], watched: int) -> None:
+    """In the forked child: take the kernel command's streams, folder, environment and
+    path, then run ipykernel as ``python -m ipykernel_launcher`` would. Never returns."""
+    status = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.setsid()  # its own session, as Jupyter gives a kernel
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        del sys.path[0]  # this script's folder: ipykernel's launcher starts without the
+        # folder `python -m` put first, and IPython puts the working folder back
+        sys.argv = [sys.argv[0], *request["argv"]]
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a new interpreter
+        for signum in (signal.SIGTERM, signal.SIGCHLD):
+            signal.signal(signum, signal.SIG_DFL)
+        threading.Thread(target=_exit_with, args=(watched,), daemon=True).start()
+        from ipykernel import kernelapp
+
+        kernelapp.launch_new_instance()
+        status = 0
+    except SystemExit as stop:
+        status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _exit_with(pid: int) -> None:
+    """The kernel ends when its kernel command is gone (killed, not asked to shut down)."""
+    import time
+
+    while True:
+        time.sleep(1.0)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+
+
+def _serve_one(conn: socket.socket, settings: dict, kernels: dict, server: socket.socket) -> None:
+    request, fds = _receive(conn)
+    if request is None or _startup_settings(request["env"]) != settings:
+        for fd in fds:
+            os.close(fd)
+        _send(conn, {"refused": "other startup settings"})
+        conn.close()
+        return
+    watched = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+    pid = os.fork()
+    if pid == 0:
+        for inherited in (conn, server, *kernels.values()):  # the server's, not the kernel's
+            inherited.close()
+        _become_kernel(request, fds, watched)
+    for fd in fds:
+        os.close(fd)
+    _send(conn, {"pid": pid})
+    kernels[pid] = conn
+
+
+def _reap(kernels: dict) -> None:
+    """Tell each kernel command whose kernel has exited how it exited."""
+    for pid in list(kernels):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            conn = kernels.pop(pid)
+            try:
+                _send(conn, {"status": os.waitstatus_to_exitcode(status)})
+            except OSError:
+                pass
+            conn.close()
+
+
+def run(command: list[str]) -> int:
+    """Run ``command`` with kernels forked from this process.
+
+    One thread does everything (accept, fork, reap), so that a fork copies no other
+    thread's half-held lock."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    for name in PRELOAD:
+        __import__(name)
+    settings = _startup_settings(os.environ)
+    with tempfile.TemporaryDirectory(prefix="aqa-kernels-") as scratch:
+        spec_dir = Path(scratch) / "kernels" / "python3"
+        spec_dir.mkdir(parents=True)
+        # the installed python3 spec, started through this script
+        spec = KernelSpecManager().get_kernel_spec("python3").to_dict()
+        spec["argv"] = [sys.executable, str(Path(__file__).resolve()), "kernel",
+                        "-f", "{connection_file}"]
+        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+        path = str(Path(scratch) / "server.sock")
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(path)
+        server.listen(16)
+        env = {
+            **os.environ,
+            SOCKET_VARIABLE: path,
+            "JUPYTER_PATH": os.pathsep.join(
+                [scratch, *filter(None, [os.environ.get("JUPYTER_PATH")])]
+            ),
+        }
+        kernels: dict[int, socket.socket] = {}
+        child = subprocess.Popen(command, env=env)
+        try:
+            while child.poll() is None:
+                ready, _, _ = select.select([server], [], [], 0.1)
+                if ready:
+                    conn, _ = server.accept()
+                    _serve_one(conn, settings, kernels, server)
+                _reap(kernels)
+        finally:
+            if child.poll() is None:
+                child.kill()
+            server.close()
+            for pid in kernels:  # a kernel left behind by a command that was stopped
+                _forward(pid, signal.SIGKILL)
+        return child.returncode
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "kernel":
+        sys.exit(kernel(sys.argv[2:]))
+    if len(sys.argv) > 2 and sys.argv[1] == "run":
+        sys.exit(run(sys.argv[2:]))
+    raise SystemExit("usage: kernel_forks.py run CMD ... | kernel -f CONNECTION_FILE")
