@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from matplotlib import colormaps
 from matplotlib.collections import PolyCollection
+from matplotlib.text import Text
 
 from attention_qa.attention import scaled_dot_product_attention
 from attention_qa.panel import Control, Explorer, Frame, View
@@ -95,6 +96,35 @@ def cell_squares(matrix: torch.Tensor, name: str) -> tuple[np.ndarray, np.ndarra
     return origins[:, None, :] + corners[None], colours
 
 
+class KeptText(Text):
+    """A text that keeps its picture per place: drawn once at each place it goes, then pasted.
+
+    Drawing a text costs about a millisecond, pasting its box a few microseconds, and a label
+    here only moves, among a few places (Q's label by n and d_k, say), so most frames paste
+    it. The box is kept with what lay under it before the text was drawn (a neighbouring
+    label may reach into it), and pasted only over the same pixels: the same picture as a
+    fresh draw, whatever was shown before.
+    """
+
+    PAD = 2  # pixels around the text's box, for the antialiased edges of its glyphs
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._kept = {}  # (words, place in pixels, pixels under the box) → pixels of the box
+
+    def draw(self, renderer):
+        if not self.get_visible() or not hasattr(renderer, "copy_from_bbox"):
+            return super().draw(renderer)
+        box = self.get_window_extent(renderer).padded(self.PAD)
+        under = np.asarray(renderer.copy_from_bbox(box)).tobytes()
+        key = (self.get_text(), tuple(self.get_transform().transform(self.get_position())), under)
+        if key in self._kept:
+            renderer.restore_region(self._kept[key])
+            return
+        super().draw(renderer)
+        self._kept[key] = renderer.copy_from_bbox(box)
+
+
 class ShapesView(View):
     """The five matrices as squares, one per entry, laid out as the two products.
 
@@ -113,10 +143,13 @@ class ShapesView(View):
         self.cells = PolyCollection([], linewidths=0, animated=True)  # one collection draws fast
         ax.add_collection(self.cells)
         self.labels = {
-            name: ax.text(0, 0, f"{name}\n{SYMBOLS[name]}", ha="center",
-                          va="bottom" if SLOTS[name][1] == 0 else "top", animated=True)
+            name: KeptText(0, 0, f"{name}\n{SYMBOLS[name]}", ha="center",
+                           va="bottom" if SLOTS[name][1] == 0 else "top", animated=True,
+                           transform=ax.transData, clip_on=False)
             for name in SLOTS
         }
+        for label in self.labels.values():
+            ax.add_artist(label)
         ax.text(0, GAP / 2 + TOP_HEIGHT + LABEL_ROOM, RECIPE, ha="left", va="top",
                 linespacing=1.3)
 
