@@ -30,14 +30,20 @@ def print_pages(browser, url: str, out_dir: Path, edition: str = "", only=None) 
         if only is not None and html.stem not in only:
             continue
         page.goto(f"{base}/book/{html.name}", wait_until="load")  # images and styles
-        page.evaluate("() => document.fonts.ready.then(() => true)")
-        page.wait_for_function("() => !document.querySelector('.math:not(:has(mjx-container))')")
         pdf = out_dir / html.with_suffix(".pdf").name
-        page.pdf(path=str(pdf), format="A4", print_background=True)
+        print_page(page, pdf)
         written.append(pdf)
         print(f"wrote {pdf.relative_to(ROOT) if pdf.is_relative_to(ROOT) else pdf}")
     page.close()
     return written
+
+
+def print_page(page, pdf: Path, pages: str = "") -> None:
+    """Print the loaded page to ``pdf`` once its fonts and maths are ready (``pages``: the
+    page range to write, e.g. "1"; every page by default)."""
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    page.wait_for_function("() => !document.querySelector('.math:not(:has(mjx-container))')")
+    page.pdf(path=str(pdf), format="A4", print_background=True, page_ranges=pages)
 
 
 def print_handouts(out_dir: Path) -> list[Path]:

@@ -24,6 +24,7 @@ from tests.site.conftest import SITE, built_pages, zh_pages
 from tests.site.test_accessibility import check_axe
 from tests.site.test_chinese import check_chinese
 from tests.site.test_explorers import check_keyboard
+from tests.site.test_handouts import check_printed_question
 from tests.site.test_reader import WIDTHS, check_drive, check_layout
 from tests.site.test_site import check_offline_without_errors
 
@@ -49,7 +50,7 @@ RESET_JS = """() => document.querySelectorAll('.aqa-explorer [data-aqa-control]'
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_page(page, site_url, path):
+def test_page(page, site_url, path, tmp_path):
     page.set_viewport_size({"width": DESKTOP, "height": 900})
     # "load" waits for every image and stylesheet; the fonts come after layout. (Waiting
     # for "networkidle" instead would cost half a second of silence on every page.)
@@ -72,4 +73,5 @@ def test_page(page, site_url, path):
         check_drive(page, path)
         page.evaluate(RESET_JS)  # every control back to its default, as the page loaded
         check_keyboard(page, path)
+    check_printed_question(page, path, tmp_path)
     check_offline_without_errors(page, path)
