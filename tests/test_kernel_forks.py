@@ -9,29 +9,35 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Runs inside `kernel_forks.py run`: executes one cell in a kernel of the python3 spec,
-# with the thread count given, and prints what the kernel saw.
+# Runs inside `kernel_forks.py run` (or not): executes one cell in a kernel of the python3
+# spec under each thread count given, and prints what each kernel saw.
 PROBE = r"""
 import json, os, sys
 import nbformat
 from nbclient import NotebookClient
-os.environ["OMP_NUM_THREADS"] = sys.argv[1]
-nb = nbformat.v4.new_notebook()
-nb.cells = [nbformat.v4.new_code_cell(
-    "import os, sys, json, torch\n"
-    "print(json.dumps({'parent': os.getppid(), 'threads': torch.get_num_threads(),"
-    " 'cwd': os.getcwd(), 'first_path': sys.path[0],"
-    " 'sum': float(torch.arange(10.0).softmax(0) @ torch.arange(10.0))}))")]
-NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
-seen = json.loads(nb.cells[0].outputs[0]["text"])
-print(json.dumps({**seen, "server": os.getppid(), "probe": os.getpid()}))
+
+def probe(threads):
+    os.environ["OMP_NUM_THREADS"] = threads
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import os, sys, json, torch\n"
+        "print(json.dumps({'parent': os.getppid(), 'threads': torch.get_num_threads(),"
+        " 'cwd': os.getcwd(), 'first_path': sys.path[0],"
+        " 'sum': float(torch.arange(10.0).softmax(0) @ torch.arange(10.0))}))")]
+    path = {"metadata": {"path": sys.argv[1]}}
+    NotebookClient(nb, kernel_name="python3", resources=path).execute()
+    seen = json.loads(nb.cells[0].outputs[0]["text"])
+    return {**seen, "server": os.getppid(), "probe": os.getpid()}
+
+print(json.dumps([probe(threads) for threads in sys.argv[2:]]))
 """
 
 
-def _probe(tmp_path, threads: str, forks: bool) -> dict:
+def _probe(tmp_path, threads: list[str], forks: bool) -> list[dict]:
+    """What a kernel saw under each thread count, started by a server of one thread."""
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
-    command = [sys.executable, str(script), threads, str(tmp_path)]
+    command = [sys.executable, str(script), str(tmp_path), *threads]
     if forks:
         command = [sys.executable, str(ROOT / "scripts" / "kernel_forks.py"), "run", *command]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -41,17 +47,15 @@ def _probe(tmp_path, threads: str, forks: bool) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_a_forked_kernel_sees_what_an_ordinary_one_sees(tmp_path):
-    forked = _probe(tmp_path, "1", forks=True)
-    ordinary = _probe(tmp_path, "1", forks=False)
+def test_a_forked_kernel_sees_what_an_ordinary_one_sees_and_other_settings_start_anew(tmp_path):
+    forked, other = _probe(tmp_path, ["1", "2"], forks=True)
+    (ordinary,) = _probe(tmp_path, ["1"], forks=False)
     assert forked["parent"] == forked["server"]  # forked from the server, not started anew
     assert ordinary["parent"] == ordinary["probe"]
     for key in ("threads", "cwd", "first_path", "sum"):
         assert forked[key] == ordinary[key], key
     assert forked["cwd"] == str(tmp_path)
-
-
-def test_a_kernel_under_other_settings_is_started_the_ordinary_way(tmp_path):
-    seen = _probe(tmp_path, "2", forks=True)  # the server was started with one thread
-    assert seen["parent"] == seen["probe"]  # the kernel command became the kernel
-    assert seen["threads"] == 2
+    # the server was started with one thread: a kernel of two is started the ordinary way,
+    # the kernel command becoming the kernel
+    assert other["parent"] == other["probe"]
+    assert other["threads"] == 2
