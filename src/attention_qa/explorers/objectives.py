@@ -9,6 +9,7 @@ in red are the positions that carry a loss.
 
 import numpy as np
 
+from attention_qa.explorers.shapes import KeptText
 from attention_qa.objectives import EXAMPLE, OBJECTIVES, objective_layout
 from attention_qa.panel import Control, Explorer, Frame, View
 
@@ -57,14 +58,17 @@ class ObjectiveView(View):
         # labels (which hold the longest word of each row, so that the layout makes room),
         # so that a new objective redraws the words alone, not the whole figure. The keys are
         # the same words in the same order: numbered, each text costs a millisecond a frame.
+        # A word that comes back to its row in its colour is pasted, not drawn (KeptText).
         longest = [max(words, key=len) for words in zip(*_all_inputs(), strict=True)]
         self.ax.set_xticks(range(SIZE))
         self.ax.set_yticks(range(SIZE), labels=longest, color="none")
         self.words = [
-            self.ax.text(0, i, w, ha="right", va="center", animated=True,
-                         transform=label.get_transform())
+            KeptText(0, i, w, ha="right", va="center", animated=True, clip_on=False,
+                     transform=label.get_transform())
             for i, (w, label) in enumerate(zip(EXAMPLE, self.ax.get_yticklabels(), strict=True))
         ]
+        for word in self.words:
+            self.ax.add_artist(word)
 
     def update(self, data):
         n = len(data["inputs"])

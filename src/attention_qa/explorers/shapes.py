@@ -110,14 +110,15 @@ class KeptText(Text):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._kept = {}  # (words, place in pixels, pixels under the box) → pixels of the box
+        self._kept = {}  # (words, colour, place in pixels, pixels under the box) → the box
 
     def draw(self, renderer):
-        if not self.get_visible() or not hasattr(renderer, "copy_from_bbox"):
+        if not (self.get_visible() and self.get_text() and hasattr(renderer, "copy_from_bbox")):
             return super().draw(renderer)
         box = self.get_window_extent(renderer).padded(self.PAD)
         under = np.asarray(renderer.copy_from_bbox(box)).tobytes()
-        key = (self.get_text(), tuple(self.get_transform().transform(self.get_position())), under)
+        place = tuple(self.get_transform().transform(self.get_position()))
+        key = (self.get_text(), str(self.get_color()), place, under)
         if key in self._kept:
             renderer.restore_region(self._kept[key])
             return
