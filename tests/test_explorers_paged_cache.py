@@ -39,3 +39,22 @@ def test_paging_fits_more_and_wastes_less_than_reserving():
         assert flat == POOL_SLOTS // MAX_LEN and paged > flat
     same = explorer.frame(workload="mixed", block_size=MAX_LEN)  # one block = the reservation
     assert np.array_equal(same.data["paged"], same.data["contiguous"])
+
+
+def test_the_contiguous_pool_is_kept_per_workload_and_looks_as_drawn_afresh():
+    """The contiguous pool is drawn with the still part, once per workload."""
+    import io
+
+    from PIL import Image
+
+    def pixels(explorer, settings):
+        return np.asarray(Image.open(io.BytesIO(explorer.render(explorer.frame(**settings)))))
+
+    used = paged_cache_explorer()
+    for block_size in BLOCK_SIZES[:2]:
+        for workload in WORKLOADS:
+            used.render(used.frame(workload=workload, block_size=block_size))
+    assert len(used._stills) == len(WORKLOADS)
+    for workload in WORKLOADS:
+        settings = dict(workload=workload, block_size=BLOCK_SIZES[-1])
+        assert np.array_equal(pixels(used, settings), pixels(paged_cache_explorer(), settings))

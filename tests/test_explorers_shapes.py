@@ -48,3 +48,21 @@ def test_the_layout_lines_up_the_products():
     assert ys("weights") == ys("Q") == ys("output")
     assert xs("weights") == xs("Kᵀ") and xs("output") == xs("V")
     assert max(xs("Q")) < min(xs("weights")) and min(ys("Kᵀ")) > max(ys("weights"))
+
+
+def test_a_label_pasted_from_its_kept_picture_looks_as_drawn_afresh():
+    """The labels keep their pictures per place; Q's label reaches into the weights' box at
+    some settings (n = 1, m = 2, d_k = 2), so what lies under a box is part of its key."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    def pixels(explorer, settings):
+        return np.asarray(Image.open(io.BytesIO(explorer.render(explorer.frame(**settings)))))
+
+    used = shapes_explorer()
+    for settings in used.settings():
+        used.render(used.frame(**settings))
+    for settings in (dict(n=1, m=2, d_k=4, d_v=2), dict(n=6, m=6, d_k=8, d_v=5), used.defaults):
+        assert np.array_equal(pixels(used, settings), pixels(shapes_explorer(), settings))
