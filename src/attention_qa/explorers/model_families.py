@@ -132,6 +132,11 @@ class FamilyView(View):
         fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
 
     def update(self, data):
+        # The layout, fixed by now, kept the placeholders' room for the words: drawn
+        # transparent, they would only cost the first picture of each family.
+        for ax in self.axes:
+            for text in (ax.title, ax.xaxis.label, ax.yaxis.label):
+                text.set_visible(False)
         panels = data["panels"]
         size = max(max(p["picture"].shape[:2]) for p in panels) / CELL_PX  # cells
         for i, (image, note, words) in enumerate(zip(self.images, self.notes, self.words,
