@@ -118,8 +118,8 @@ class CrossAttentionView(View):
         from matplotlib.patches import Rectangle
 
         ax = fig.subplots()
-        # One square per weight, coloured in ``update`` (the same pixels as an image):
-        # a collection of squares is drawn in a tenth of the time an image takes.
+        # One square per weight, coloured in ``update`` (the same pixels as an image): a
+        # collection of squares is drawn in a tenth of the time an image takes.
         squares = PolyCollection(_squares(MAX_LEN), edgecolors="none", antialiased=False,
                                  animated=True)
         self.cells = ax.add_collection(squares, autolim=False)
@@ -141,7 +141,9 @@ class CrossAttentionView(View):
     def update(self, data):
         weights = data["weights"]
         colours = np.zeros((MAX_LEN, MAX_LEN, 4))  # transparent outside the matrix
-        colours[: weights.shape[0], : weights.shape[1]] = CMAP(weights.numpy())
+        # as bytes first: the very colours an image of the weights shows, so the picture
+        # (and the book's saved copy of it) stays the same to the bit
+        colours[: weights.shape[0], : weights.shape[1]] = CMAP(weights.numpy(), bytes=True) / 255
         self.cells.set_facecolor(colours.reshape(-1, 4))
         start = data["padded_from"]
         if start is None:
