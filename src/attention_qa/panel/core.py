@@ -178,12 +178,12 @@ def _encode(canvas: FigureCanvasAgg, compact: bool) -> bytes:
     Octree quantisation at zlib's default level: eight times faster than median cut with
     the optimiser, and on the book's frames about 10% smaller, with a smaller worst error
     per pixel (median cut can drop a colour altogether)."""
-    rgba = np.asarray(canvas.buffer_rgba())  # (height, width, 4)
     if not compact:
-        return encode(rgba)
-    rgb = rgba[:, :, :3]  # (height, width, 3)
+        return encode(np.asarray(canvas.buffer_rgba()))  # (height, width, 4)
     buffer = io.BytesIO()
-    image = Image.fromarray(np.ascontiguousarray(rgb))
+    # Pillow unpacks RGBX to RGB itself: faster than NumPy's strided copy, the same pixels
+    image = Image.frombytes("RGB", canvas.get_width_height(physical=True),
+                            canvas.buffer_rgba(), "raw", "RGBX")
     palette = image.quantize(colors=96, method=Image.Quantize.FASTOCTREE)
     palette.save(buffer, "png", compress_level=6)
     return buffer.getvalue()
