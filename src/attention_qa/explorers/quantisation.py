@@ -8,7 +8,6 @@ channels. The planted outlier multiplies one channel of K by 20, the pattern KIV
 relative errors ‖x̂ − x‖ / ‖x‖, and that of attention's output softmax(q K̂ᵀ/√d) V̂.
 """
 
-from functools import lru_cache
 
 import numpy as np
 
@@ -31,7 +30,6 @@ COLOURS = (GREEN, BLUE, PURPLE, RED)
 ERROR_MAX = 0.6
 
 
-@lru_cache(maxsize=None)
 def quantisation_frame(bits: int, granularity: str, outlier: str) -> Frame:
     factor = OUTLIERS[outlier]
     r = granularity_errors(bits, granularity, factor)

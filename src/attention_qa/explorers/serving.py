@@ -48,7 +48,6 @@ def timeline_picture(requests, timeline) -> np.ndarray:
     return picture
 
 
-@functools.cache
 def serving_frame(rate: float, max_batch: int, policy: str, prefix: str) -> Frame:
     run = _run(rate, max_batch, policy, prefix == "on")
     ms = [1e3 * t for t in run["ttft"]]
@@ -113,11 +112,6 @@ class ServingView(View):
 def serving_explorer() -> Explorer:
     """Arrival rate × batch limit × policy × prefix cache → each request's timeline, its
     time to first token and per output token, and the blocks reused."""
-    for rate in RATES:  # the 36 frames, once: a change of setting then only draws
-        for batch in BATCHES:
-            for policy in POLICIES:
-                for prefix in ("off", "on"):
-                    serving_frame(rate, batch, policy, prefix)
     return Explorer(
         "A serving engine, step by step: static or continuous batching, prefix caching",
         [
