@@ -9,9 +9,9 @@ in red are the positions that carry a loss.
 
 import numpy as np
 
-from attention_qa.explorers.shapes import KeptText
 from attention_qa.objectives import EXAMPLE, OBJECTIVES, objective_layout
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.plots import KeptText
 
 SIZE = len(EXAMPLE)
 ALLOWED, BLOCKED, EMPTY = (68, 119, 170, 255), (221, 221, 221, 255), (255, 255, 255, 255)

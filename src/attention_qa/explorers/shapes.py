@@ -9,10 +9,10 @@ import numpy as np
 import torch
 from matplotlib import colormaps
 from matplotlib.collections import PolyCollection
-from matplotlib.text import Text
 
 from attention_qa.attention import scaled_dot_product_attention
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.plots import KeptText
 
 N_VALUES = (1, 2, 4, 6)
 M_VALUES = (2, 4, 6)
@@ -94,36 +94,6 @@ def cell_squares(matrix: torch.Tensor, name: str) -> tuple[np.ndarray, np.ndarra
     cmap, low, high = COLOURS[name]
     colours = colormaps[cmap]((matrix.numpy().ravel() - low) / (high - low))  # (rows·cols, 4)
     return origins[:, None, :] + corners[None], colours
-
-
-class KeptText(Text):
-    """A text that keeps its picture per place: drawn once at each place it goes, then pasted.
-
-    Drawing a text costs about a millisecond, pasting its box a few microseconds, and a label
-    here only moves, among a few places (Q's label by n and d_k, say), so most frames paste
-    it. The box is kept with what lay under it before the text was drawn (a neighbouring
-    label may reach into it), and pasted only over the same pixels: the same picture as a
-    fresh draw, whatever was shown before.
-    """
-
-    PAD = 2  # pixels around the text's box, for the antialiased edges of its glyphs
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._kept = {}  # (words, colour, place in pixels, pixels under the box) → the box
-
-    def draw(self, renderer):
-        if not (self.get_visible() and self.get_text() and hasattr(renderer, "copy_from_bbox")):
-            return super().draw(renderer)
-        box = self.get_window_extent(renderer).padded(self.PAD)
-        under = np.asarray(renderer.copy_from_bbox(box)).tobytes()
-        place = tuple(self.get_transform().transform(self.get_position()))
-        key = (self.get_text(), str(self.get_color()), place, under)
-        if key in self._kept:
-            renderer.restore_region(self._kept[key])
-            return
-        super().draw(renderer)
-        self._kept[key] = renderer.copy_from_bbox(box)
 
 
 class ShapesView(View):

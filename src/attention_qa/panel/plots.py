@@ -1,6 +1,8 @@
 """Drawing helpers that several explorers' views share (matplotlib only, no engine state)."""
 
+import numpy as np
 import torch
+from matplotlib.text import Text
 
 from attention_qa.panel.palette import INK
 
@@ -22,3 +24,33 @@ def sorted_weights_axes(ax):
 def key_edges(m: int):
     """Edges of m equal steps over [0, 1], for a stairs plot of m sorted weights."""
     return torch.linspace(0, 1, m + 1).numpy()
+
+
+class KeptText(Text):
+    """A text that keeps its picture per place: drawn once at each place it goes, then pasted.
+
+    Drawing a text costs about a millisecond, pasting its box a few microseconds: a label
+    that moves among a few places (q02's matrix labels) or a word that comes back to its
+    row (q32's), is pasted in most frames. The box is kept with what lay under it before the
+    text was drawn (a neighbouring label may reach into it), and pasted only over the same
+    pixels: the same picture as a fresh draw, whatever was shown before.
+    """
+
+    PAD = 2  # pixels around the text's box, for the antialiased edges of its glyphs
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._kept = {}  # (words, colour, place in pixels, pixels under the box) → the box
+
+    def draw(self, renderer):
+        if not (self.get_visible() and self.get_text() and hasattr(renderer, "copy_from_bbox")):
+            return super().draw(renderer)
+        box = self.get_window_extent(renderer).padded(self.PAD)
+        under = np.asarray(renderer.copy_from_bbox(box)).tobytes()
+        place = tuple(self.get_transform().transform(self.get_position()))
+        key = (self.get_text(), str(self.get_color()), place, under)
+        if key in self._kept:
+            renderer.restore_region(self._kept[key])
+            return
+        super().draw(renderer)
+        self._kept[key] = renderer.copy_from_bbox(box)
