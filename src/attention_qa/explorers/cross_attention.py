@@ -8,7 +8,6 @@ the encoder's output, the *memory*. The panel draws the weight map of one head o
 grid, so its shape (n × m, n × n or m × m) can be read off the picture.
 """
 
-from contextlib import contextmanager
 from functools import cache
 
 import numpy as np
@@ -22,6 +21,7 @@ from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 from attention_qa.panel.palette import PALE_GREY, RED
+from attention_qa.training import single_thread
 
 KINDS = ("encoder self", "decoder self (causal)", "cross (decoder → encoder)")
 SOURCE_LENGTHS = (4, 6, 8)
@@ -74,21 +74,9 @@ def three_attentions(kind: str, m: int, n: int, valid: int, seed: int = 0):
         return weights[0, 0], ("target (decoder)", "memory (encoder output)")
 
 
-@contextmanager
-def _one_thread():
-    """Run torch on one thread: on matrices of 8 × 8, handing work to a second thread
-    costs far more than the work (a softmax took 8 ms instead of 0.01 on a busy machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def cross_attention_frame(kind: str, m: int, n: int, padding: int) -> Frame:
     valid = m - padding  # real source tokens
-    with _one_thread():
+    with single_thread():  # 8 × 8: a second thread costs more than the work
         weights, (q_from, kv_from) = three_attentions(kind, m, n, valid)  # (rows, cols)
     rows, cols = weights.shape
     padded_keys = kind != KINDS[1] and valid < m

@@ -5,7 +5,6 @@ Each head has its own W_Q and W_K slices, so it scores the same tokens its own w
 random embeddings plus sinusoidal positions; the panel shows every head's n × n map.
 """
 
-from contextlib import contextmanager
 
 import matplotlib
 import torch
@@ -13,6 +12,7 @@ import torch
 from attention_qa.multihead import MultiHeadAttention
 from attention_qa.panel import Control, Explorer, Frame, View
 from attention_qa.positional import sinusoidal_encoding
+from attention_qa.training import single_thread
 
 D_MODEL = 32
 N_TOKENS = 8
@@ -52,19 +52,7 @@ def head_weights(num_heads: int, kind: str, seed: int) -> torch.Tensor:
     return weights[0]  # (h, n, n)
 
 
-@contextmanager
-def one_thread():
-    """Torch on the calling thread alone. For maps of 8 × 8, waking torch's worker threads
-    costs more than the work, and on a busy machine the wait can reach tens of ms."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-@one_thread()
+@single_thread()  # 8 × 8 maps: a second thread costs more than the work
 def head_maps_frame(num_heads: int, kind: str, seed: int) -> Frame:
     weights = head_weights(num_heads, kind, seed)  # (h, n, n)
     entropy = torch.special.entr(weights).sum(-1).mean(-1)  # (h,) mean over queries
