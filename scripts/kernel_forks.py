@@ -1,9 +1,10 @@
-"""Start notebook kernels by forking one that has already imported PyTorch.
+"""Start notebook kernels by forking one that has already imported PyTorch and matplotlib.
 
 `make test` runs every chapter three times (nbval under two machine settings, the
-determinism check under a third), each in a new kernel, and a new kernel spends about two
-seconds of processor time importing PyTorch, ipykernel and NumPy before the chapter's first
-line: some 140 kernels, five minutes of the two cores. So each of those stages runs under
+determinism check under a third), each in a new kernel, and a new kernel spends two to three
+seconds of processor time importing PyTorch, NumPy, matplotlib and the book's checkers before
+the chapter's first line: some 140 kernels, five minutes of the two cores. So each of those
+stages runs under
 
     python scripts/kernel_forks.py run CMD ...
 
@@ -16,12 +17,14 @@ environment, standard streams and ``sys.path``, becomes an ordinary ipykernel (a
 kernel's process for Jupyter: it passes signals on (interrupt, terminate) and exits with the
 kernel's status.
 
-A forked kernel starts as a new one would: nothing has run in the server but imports, and a
-chapter's own ``import torch`` binds the module as before. What a library reads once, when
-it is loaded (the thread count, PyTorch's CPU capability, MKL's code path, Python's hash
-seed), is the server's: so the server forks only for a kernel command whose environment
-has the same values of those variables, and otherwise the kernel command starts an
-ordinary kernel itself; so does a kernel command with no server to ask.
+A forked kernel starts as a new one would: nothing has run in the server but imports (none of
+which draws on a random generator), and a chapter's own ``import torch`` binds the module as
+before. What a library reads once, when it is loaded (the thread count, PyTorch's CPU
+capability, MKL's code path, matplotlib's folder, Python's hash seed), is the server's: so
+the server forks only for a kernel command whose environment has the same values of those
+variables, and otherwise the kernel command starts an ordinary kernel itself; so does a
+kernel command with no server to ask. matplotlib's backend is read when it is imported too:
+the server imports it under the inline backend ipykernel gives its kernels.
 """
 
 from __future__ import annotations
@@ -41,8 +44,12 @@ from pathlib import Path
 SOCKET_VARIABLE = "ATTENTION_QA_KERNEL_FORKS"
 # Read when a library loads or the interpreter starts, so they must match the server's.
 PREFIXES = ("OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "ATEN_", "TORCH_", "PYTORCH_", "NPY_",
-            "NUMPY_", "PYTHON", "LD_")
-PRELOAD = ("numpy", "torch")
+            "NUMPY_", "MPL", "PYTHON", "LD_")
+# What every chapter imports first; none of it draws on a random generator when imported.
+PRELOAD = ("numpy", "torch", "matplotlib.pyplot", "attention_qa.checks")
+# matplotlib reads MPLBACKEND when it is imported, and ipykernel sets it to this in its kernel
+# where it is unset: the server imports matplotlib under what the kernel will have.
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 
 
 def _startup_settings(env) -> dict:
@@ -192,9 +199,12 @@ def run(command: list[str]) -> int:
     thread's half-held lock."""
     from jupyter_client.kernelspec import KernelSpecManager
 
+    settings = _startup_settings(os.environ)  # as the kernel commands will have them
+    os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)
     for name in PRELOAD:
         __import__(name)
-    settings = _startup_settings(os.environ)
+    if "MPLBACKEND" not in settings:  # the command and its kernel commands start without it
+        del os.environ["MPLBACKEND"]
     with tempfile.TemporaryDirectory(prefix="aqa-kernels-") as scratch:
         spec_dir = Path(scratch) / "kernels" / "python3"
         spec_dir.mkdir(parents=True)

@@ -21,13 +21,16 @@ def probe(threads):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
         "import os, sys, json, torch\n"
+        "import matplotlib, matplotlib.pyplot as plt\n"
         "print(json.dumps({'parent': os.getppid(), 'threads': torch.get_num_threads(),"
-        " 'cwd': os.getcwd(), 'first_path': sys.path[0],"
-        " 'sum': float(torch.arange(10.0).softmax(0) @ torch.arange(10.0))}))")]
+        " 'cwd': os.getcwd(), 'first_path': sys.path[0], 'backend': matplotlib.get_backend(),"
+        " 'sum': float(torch.arange(10.0).softmax(0) @ torch.arange(10.0))}))\n"
+        "plt.plot([0, 1])")]
     path = {"metadata": {"path": sys.argv[1]}}
     NotebookClient(nb, kernel_name="python3", resources=path).execute()
     seen = json.loads(nb.cells[0].outputs[0]["text"])
-    return {**seen, "server": os.getppid(), "probe": os.getpid()}
+    shown = [sorted(o.get("data", {})) for o in nb.cells[0].outputs[1:]]  # the figure, inline
+    return {**seen, "shown": shown, "server": os.getppid(), "probe": os.getpid()}
 
 print(json.dumps([probe(threads) for threads in sys.argv[2:]]))
 """
@@ -52,9 +55,10 @@ def test_a_forked_kernel_sees_what_an_ordinary_one_sees_and_other_settings_start
     (ordinary,) = _probe(tmp_path, ["1"], forks=False)
     assert forked["parent"] == forked["server"]  # forked from the server, not started anew
     assert ordinary["parent"] == ordinary["probe"]
-    for key in ("threads", "cwd", "first_path", "sum"):
+    for key in ("threads", "cwd", "first_path", "backend", "shown", "sum"):
         assert forked[key] == ordinary[key], key
     assert forked["cwd"] == str(tmp_path)
+    assert ["image/png", "text/plain"] in forked["shown"]
     # the server was started with one thread: a kernel of two is started the ordinary way,
     # the kernel command becoming the kernel
     assert other["parent"] == other["probe"]
