@@ -1,7 +1,13 @@
 """Each Chinese page has its English twin's structure: the same folded answers (folded, with
 their summaries), tables, figures, maths, explorers, headings, list items and code blocks,
 and no markup leaking through translation as text (a stray ``::`` where a folded answer
-was, a Markdown fence, a MyST directive). Read from the built files, no browser."""
+was, a Markdown fence, a MyST directive). Read from the built files, no browser.
+
+And everything that has a name for a screen reader in English has one in Chinese: each link,
+heading, summary, button, label and table header keeps some text (or an image's alt text),
+and each alt text and aria-label stays non-empty. With the same elements, classes and
+stylesheets, that is what the translation could change of what axe checks on the English
+page, so the page tests run axe on the English pages only."""
 
 import re
 from collections import Counter
@@ -29,6 +35,8 @@ PARTS = {
     "code blocks": lambda tag, a: tag == "pre",
     "links": lambda tag, a: tag == "a" and "href" in a,
 }
+# elements a screen reader names by their text: each must keep some in translation
+NAMED = {"a", "h1", "h2", "h3", "h4", "h5", "h6", "summary", "button", "label", "th"}
 # text that only markup left untranslated or mangled produces
 LEAKS = re.compile(r"^\s*::\s*$|```|^\s*:::|\{[a-z-]+\}`|</?(details|summary)>", re.M)
 
@@ -42,9 +50,16 @@ class Structure(HTMLParser):
         self.code = 0  # inside <pre>
         self.counts = Counter()
         self.texts: list[str] = []
+        self.naming: list[list] = []  # the named elements open here: [tag, has a name yet]
 
     def handle_starttag(self, tag, attrs):
         attrs = {k: v or "" for k, v in attrs}
+        for key in ("alt", "aria-label"):  # anywhere on the page, the sidebars too
+            if attrs.get(key, "").strip():
+                self.counts[f"non-empty {key} texts"] += 1
+                self._named()
+        if tag in NAMED:
+            self.naming.append([tag, False])
         if tag == "article":
             self.depth += 1
         if not self.depth:
@@ -60,10 +75,19 @@ class Structure(HTMLParser):
         if tag == "article":
             self.depth -= 1
         self.code -= tag == "pre" and self.code > 0
+        if tag in NAMED and self.naming and self.naming[-1][0] == tag:
+            _, named = self.naming.pop()
+            self.counts[f"<{tag}> with a name" if named else f"<{tag}> without a name"] += 1
 
     def handle_data(self, data):
+        if data.strip():
+            self._named()
         if self.depth and not self.code:
             self.texts.append(data)
+
+    def _named(self) -> None:
+        for element in self.naming:
+            element[1] = True
 
 
 def structure(html: str) -> Structure:
@@ -72,12 +96,16 @@ def structure(html: str) -> Structure:
     return parsed
 
 
+def _in_order(name: str) -> tuple:
+    return (list(PARTS).index(name) if name in PARTS else len(PARTS), name)
+
+
 def differences(english_html: str, chinese_html: str) -> list[str]:
     """What the Chinese page lacks or adds, in words."""
     english, chinese = structure(english_html), structure(chinese_html)
     found = [
         f"{name}: {english.counts[name]} in English, {chinese.counts[name]} in Chinese"
-        for name in PARTS
+        for name in sorted(set(english.counts) | set(chinese.counts), key=_in_order)
         if english.counts[name] != chinese.counts[name]
     ]
     for text in chinese.texts:
@@ -113,6 +141,7 @@ def test_zh_parity_check_names_what_differs():
     assert differences(ENGLISH, unfolded) == [
         "folded answers: 1 in English, 0 in Chinese",
         "summaries: 1 in English, 0 in Chinese",
+        "<summary> with a name: 1 in English, 0 in Chinese",
         "markup printed as text: '::'",
     ]
     opened = right.replace("<details>", "<details open>")
@@ -121,3 +150,23 @@ def test_zh_parity_check_names_what_differs():
     assert differences(ENGLISH, no_maths) == ["inline maths: 1 in English, 0 in Chinese"]
     fence = right.replace("先预测。", "先预测。```python")
     assert differences(ENGLISH, fence) == ["markup printed as text: '先预测。```python'"]
+
+
+def test_zh_parity_check_finds_a_name_lost_in_translation():
+    english = ('<nav><a href="a.html"><img alt="Home"></a></nav><article><h2>See it</h2>'
+               '<p><a href="#x">the figure</a></p><button aria-label="Copy"></button></article>')
+    right = english.replace("Home", "首页").replace("See it", "演示").replace("the figure", "图")
+    right = right.replace("Copy", "复制")
+    assert differences(english, right) == []
+    assert differences(english, right.replace("演示", " ")) == [
+        "<h2> with a name: 1 in English, 0 in Chinese",
+        "<h2> without a name: 0 in English, 1 in Chinese",
+    ]
+    assert differences(english, right.replace('alt="首页"', 'alt=""')) == [
+        "<a> with a name: 2 in English, 1 in Chinese",
+        "<a> without a name: 0 in English, 1 in Chinese",
+        "non-empty alt texts: 1 in English, 0 in Chinese",
+    ]
+    assert differences(english, right.replace('aria-label="复制"', 'aria-label=""')) == [
+        "non-empty aria-label texts: 1 in English, 0 in Chinese",
+    ]
