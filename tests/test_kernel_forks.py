@@ -63,3 +63,48 @@ def test_a_forked_kernel_sees_what_an_ordinary_one_sees_and_other_settings_start
     # the kernel command becoming the kernel
     assert other["parent"] == other["probe"]
     assert other["threads"] == 2
+
+
+# Runs inside `kernel_forks.py run`: starts a kernel, has it start a child process, kills the
+# kernel as nbval does at the end of a notebook (its kernel command, at once), and reports
+# whether the kernel was forked, and whether it and its child are gone a moment later.
+KILL = r"""
+import json, os, time
+from jupyter_client.manager import start_new_kernel
+
+def parent(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is only unreaped
+    except FileNotFoundError:
+        return False
+
+manager, client = start_new_kernel(kernel_name="python3")
+seen = []
+client.execute_interactive(
+    "import os, subprocess, sys\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+    "print(os.getpid(), child.pid)",
+    timeout=60, output_hook=lambda msg: seen.append(msg["content"].get("text", "")))
+kernel, child = map(int, "".join(seen).split())
+forked = parent(kernel) == os.getppid()
+client.stop_channels()
+manager.shutdown_kernel(now=True)
+time.sleep(2)
+print(json.dumps({"forked": forked, "kernel": alive(kernel), "child": alive(child)}))
+"""
+
+
+def test_a_kernel_killed_by_jupyter_takes_what_it_started_with_it(tmp_path):
+    script = tmp_path / "kill.py"
+    script.write_text(KILL)
+    command = [sys.executable, str(ROOT / "scripts" / "kernel_forks.py"), "run",
+               sys.executable, str(script)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen == {"forked": True, "kernel": False, "child": False}
