@@ -42,7 +42,9 @@ def first_page_text(pdf: Path) -> str:
 
 
 def _cjk(char: str) -> bool:
-    return "\u2e80" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
+    """A Chinese character or radical (not Chinese punctuation, U+3000–U+303F)."""
+    return ("\u2e80" <= char <= "\u2fdf" or "\u3400" <= char <= "\u9fff"
+            or "\uf900" <= char <= "\ufaff")
 
 
 def printed_with(wanted: str, printed: str, slack: int = 2) -> bool:
@@ -69,6 +71,13 @@ def check_printed_question(page, path: str, out_dir: Path) -> None:
     print_page(page, pdf, pages="1")
     wanted, printed = question(found.group(1), chinese=False), first_page_text(pdf)
     assert wanted in printed, f"{path}: {wanted!r} not on its printed first page: {printed[:200]!r}"
+
+
+def test_the_page_tests_print_every_english_chapter():
+    from tests.site.test_every_page import PAGES
+
+    printed = sorted(m.group(1) for p in PAGES if (m := CHAPTER.match(p)))
+    assert printed == [p.stem for p in chapter_pages()] != []
 
 
 def test_handouts_print_whole_chapters(browser, site_url, tmp_path):
@@ -98,3 +107,4 @@ def test_a_chinese_question_is_found_despite_shared_glyphs_and_only_then():
     assert not printed_with(wanted, "q44·同时服务许多用户:连续批处理、前缀缓")  # cut short
     assert not printed_with(wanted, "q44·异时服务许多用戶:断续批处理、前缀缓存")  # three differ
     assert not printed_with(wanted, "q44·同时服务许多用户;连续批处理、前缀缓存")  # punctuation
+    assert not printed_with(wanted, "q44·同时服务许多用户:连续批处理。前缀缓存")  # Chinese too

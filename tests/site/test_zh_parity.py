@@ -36,7 +36,7 @@ PARTS = {
     "links": lambda tag, a: tag == "a" and "href" in a,
 }
 # elements a screen reader names by their text: each must keep some in translation
-NAMED = {"a", "h1", "h2", "h3", "h4", "h5", "h6", "summary", "button", "label", "th"}
+NAMED = {"title", "a", "h1", "h2", "h3", "h4", "h5", "h6", "summary", "button", "label", "th"}
 # text that only markup left untranslated or mangled produces
 LEAKS = re.compile(r"^\s*::\s*$|```|^\s*:::|\{[a-z-]+\}`|</?(details|summary)>", re.M)
 
@@ -51,15 +51,17 @@ class Structure(HTMLParser):
         self.counts = Counter()
         self.texts: list[str] = []
         self.naming: list[list] = []  # the named elements open here: [tag, has a name yet]
+        self.mark = 0  # inside a heading's "#" link, which names nothing
 
     def handle_starttag(self, tag, attrs):
         attrs = {k: v or "" for k, v in attrs}
+        if tag in NAMED:
+            self.naming.append([tag, False])
+        self.mark += "headerlink" in attrs.get("class", "").split()
         for key in ("alt", "aria-label"):  # anywhere on the page, the sidebars too
             if attrs.get(key, "").strip():
                 self.counts[f"non-empty {key} texts"] += 1
                 self._named()
-        if tag in NAMED:
-            self.naming.append([tag, False])
         if tag == "article":
             self.depth += 1
         if not self.depth:
@@ -76,11 +78,12 @@ class Structure(HTMLParser):
             self.depth -= 1
         self.code -= tag == "pre" and self.code > 0
         if tag in NAMED and self.naming and self.naming[-1][0] == tag:
+            self.mark -= self.mark > 0 and tag == "a"
             _, named = self.naming.pop()
             self.counts[f"<{tag}> with a name" if named else f"<{tag}> without a name"] += 1
 
     def handle_data(self, data):
-        if data.strip():
+        if data.strip() and not self.mark:
             self._named()
         if self.depth and not self.code:
             self.texts.append(data)
@@ -153,20 +156,28 @@ def test_zh_parity_check_names_what_differs():
 
 
 def test_zh_parity_check_finds_a_name_lost_in_translation():
-    english = ('<nav><a href="a.html"><img alt="Home"></a></nav><article><h2>See it</h2>'
+    english = ('<title>Masks</title><nav><a href="a.html"><img alt="Home"></a></nav><article>'
+               '<h2>See it<a class="headerlink" href="#see-it">#</a></h2>'
                '<p><a href="#x">the figure</a></p><button aria-label="Copy"></button></article>')
     right = english.replace("Home", "首页").replace("See it", "演示").replace("the figure", "图")
+    right = right.replace("Masks", "掩码")
     right = right.replace("Copy", "复制")
     assert differences(english, right) == []
-    assert differences(english, right.replace("演示", " ")) == [
+    assert differences(english, right.replace("演示", " ")) == [  # its "#" link names nothing
         "<h2> with a name: 1 in English, 0 in Chinese",
         "<h2> without a name: 0 in English, 1 in Chinese",
     ]
+    assert differences(english, right.replace("掩码", "")) == [
+        "<title> with a name: 1 in English, 0 in Chinese",
+        "<title> without a name: 0 in English, 1 in Chinese",
+    ]
     assert differences(english, right.replace('alt="首页"', 'alt=""')) == [
         "<a> with a name: 2 in English, 1 in Chinese",
-        "<a> without a name: 0 in English, 1 in Chinese",
+        "<a> without a name: 1 in English, 2 in Chinese",  # the first: the heading's "#"
         "non-empty alt texts: 1 in English, 0 in Chinese",
     ]
     assert differences(english, right.replace('aria-label="复制"', 'aria-label=""')) == [
+        "<button> with a name: 1 in English, 0 in Chinese",
+        "<button> without a name: 0 in English, 1 in Chinese",
         "non-empty aria-label texts: 1 in English, 0 in Chinese",
     ]
