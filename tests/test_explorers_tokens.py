@@ -42,3 +42,24 @@ def test_the_embedding_share_is_the_cost_model_s():
     counts = model_parameter_counts(656, 768, tied=True, num_blocks=12)
     share = counts["input embedding"] / sum(counts.values())
     assert frame.figures["embedding's share (12 blocks, d_model 768)"] == f"{share:.1%}"
+
+
+def test_each_byte_s_bar_takes_its_token_s_colour():
+    from matplotlib.colors import to_rgba
+    from matplotlib.figure import Figure
+
+    from attention_qa.explorers.tokens import COLOURS, TokenStrips
+
+    view = TokenStrips()
+    view.setup(Figure(figsize=view.figsize))
+    frame = token_explorer().frame(merges=50, training="english")
+    view.update(frame.data)
+    for name, spans in frame.data.items():
+        bars = view.bars[name]
+        lefts = [path.vertices[:, 0].min() for path in bars.get_paths()]
+        assert lefts == [byte - 0.5 for byte in range(spans[-1][1])]  # a bar per byte, in order
+        colours = [tuple(c) for c in bars.get_facecolor()]
+        expected = [to_rgba(COLOURS[index % 2]) for index, (start, end) in enumerate(spans)
+                    for _ in range(start, end)]
+        assert colours == expected
+        assert len(set(expected)) == 2  # both colours are used

@@ -229,3 +229,41 @@ def test_a_key_that_equals_true_is_not_confused_with_a_redraw():
                      lambda x: Frame(data={"answer": answers[x][0], "colour": answers[x][1]}),
                      Keyed())
     assert second == fresh.render(fresh.frame(x="b")) != first
+
+
+def test_cell_patches_fill_the_pixels_an_image_of_their_colours_fills():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from attention_qa.panel.plots import boxes, cell_patches
+
+    rows, cols = 3, 5
+    colours = np.random.default_rng(0).integers(0, 256, (rows, cols, 4)).astype(np.uint8)
+    colours[..., 3] = 255
+    pictures = []
+    for as_cells in (False, True):
+        fig = Figure(figsize=(3, 2), dpi=100)
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        ax.set(xlim=(-0.5, cols - 0.5), ylim=(rows - 0.5, -0.5))
+        if as_cells:
+            i, j = np.divmod(np.arange(rows * cols), cols)
+            cells = cell_patches(ax, boxes(j - 0.5, j + 0.5, i - 0.5, i + 0.5))
+            cells.set_facecolor(colours.reshape(-1, 4) / 255)
+            cells.set_animated(False)
+        else:
+            ax.imshow(colours, interpolation="nearest", extent=(-0.5, cols - 0.5, rows - 0.5, -0.5),
+                      aspect="auto")
+        assert ax.get_xlim() == (-0.5, cols - 0.5)  # the cells do not move the limits
+        fig.canvas.draw()
+        pictures.append(np.asarray(fig.canvas.buffer_rgba()).copy())
+    assert (pictures[0] == pictures[1]).all()
+
+
+def test_boxes_are_the_corners_of_each_rectangle_in_order():
+    from attention_qa.panel.plots import boxes
+
+    assert boxes(0, 1, 2, 3) == [[(0, 2), (1, 2), (1, 3), (0, 3)]]
+    corners = boxes(np.array([0.0, 1.0]), np.array([1.0, 2.0]), 0, 1)
+    assert [[tuple(map(float, c)) for c in box] for box in corners] == [
+        [(0, 0), (1, 0), (1, 1), (0, 1)], [(1, 0), (2, 0), (2, 1), (1, 1)]]

@@ -12,10 +12,10 @@ document; the corrupted tokens are coloured by the sentence they come from.
 
 import numpy as np
 import torch
-from matplotlib.collections import PolyCollection
 
 from attention_qa.objectives import BART_NOISES, bart_noise, bert_inputs
 from attention_qa.panel import Control, Explorer, Frame, View
+from attention_qa.panel.plots import boxes, cell_patches
 
 # BERT: a tiny WordPiece vocabulary, enough for the three sentences
 BERT_VOCAB = ["[PAD]", "[CLS]", "[SEP]", "my", "dog", "is", "cute", "he", "likes", "play",
@@ -103,16 +103,12 @@ def _show(ax, rgba, **kwargs):
                      extent=(-0.5, cols - 0.5, rows - 0.5, -0.5), **kwargs)
 
 
-def _cell_patches(ax, column: int, rows: int, k: int = 8) -> PolyCollection:
+def _column_cells(ax, column: int, rows: int, k: int = 8):
     """One rectangle per cell of ``column``, filling what ``_cells`` colours (all but the
     white line along each cell's top and left): moving colours, drawn in a tenth of the
     time an image takes."""
-    line = 1 / k
-    left, right = column - 0.5 + line, column + 0.5
-    cells = [[(left, i - 0.5 + line), (right, i - 0.5 + line), (right, i + 0.5),
-              (left, i + 0.5)] for i in range(rows)]
-    patches = PolyCollection(cells, edgecolors="none", antialiased=False, animated=True)
-    return ax.add_collection(patches, autolim=False)
+    line, top = 1 / k, np.arange(rows) - 0.5
+    return cell_patches(ax, boxes(column - 0.5 + line, column + 0.5, top + line, top + 1))
 
 
 def _bart_colour(word: str):
@@ -159,7 +155,7 @@ class BertBartView(View):
         for i, word in enumerate(DOCUMENT):
             still_rgba[i, 0] = _bart_colour(word)
         _show(self.bart_ax, still_rgba)
-        self.bart_cells = _cell_patches(self.bart_ax, 1, BART_WIDTH)
+        self.bart_cells = _column_cells(self.bart_ax, 1, BART_WIDTH)
         for i, word in enumerate(DOCUMENT):  # the target is always the document
             self.bart_ax.text(0, i, word, ha="center", va="center")
         self.bart_text = [self.bart_ax.text(1, i, " ", ha="center", va="center",

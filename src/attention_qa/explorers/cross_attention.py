@@ -14,13 +14,13 @@ import numpy as np
 import torch
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
-from matplotlib.collections import PolyCollection
 from matplotlib.colors import Normalize
 
 from attention_qa.masks import causal_mask, padding_mask
 from attention_qa.multihead import MultiHeadAttention
 from attention_qa.panel import Control, Explorer, Frame, InvalidSetting, View
 from attention_qa.panel.palette import PALE_GREY, RED
+from attention_qa.panel.plots import boxes, cell_patches
 from attention_qa.training import single_thread
 
 KINDS = ("encoder self", "decoder self (causal)", "cross (decoder → encoder)")
@@ -93,12 +93,6 @@ def cross_attention_frame(kind: str, m: int, n: int, padding: int) -> Frame:
     return Frame(data=data, figures=figures)
 
 
-def _squares(size: int) -> list:
-    """The unit squares of a size × size grid centred on (column j, row i), row by row."""
-    return [[(j - 0.5, i - 0.5), (j + 0.5, i - 0.5), (j + 0.5, i + 0.5), (j - 0.5, i + 0.5)]
-            for i in range(size) for j in range(size)]
-
-
 class CrossAttentionView(View):
     figsize = (4.8, 3.2)
 
@@ -106,11 +100,10 @@ class CrossAttentionView(View):
         from matplotlib.patches import Rectangle
 
         ax = fig.subplots()
-        # One square per weight, coloured in ``update`` (the same pixels as an image): a
-        # collection of squares is drawn in a tenth of the time an image takes.
-        squares = PolyCollection(_squares(MAX_LEN), edgecolors="none", antialiased=False,
-                                 animated=True)
-        self.cells = ax.add_collection(squares, autolim=False)
+        # one square per weight, row by row, coloured in ``update`` (the same pixels as an
+        # image of the weights)
+        rows, columns = np.divmod(np.arange(MAX_LEN * MAX_LEN), MAX_LEN)
+        self.cells = cell_patches(ax, boxes(columns - 0.5, columns + 0.5, rows - 0.5, rows + 0.5))
         self.padding = Rectangle(
             (0, -0.5), 0, 0, fill=False, hatch="//", edgecolor=RED, linewidth=1.5,
             animated=True,
