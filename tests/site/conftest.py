@@ -28,33 +28,56 @@ def browser():
         yield browser
 
 
-@pytest.fixture
-def page(browser, site_url):
-    """A page that records console errors, every request that leaves 127.0.0.1, every
-    request the site answers with an error (a missing file), and every URL requested."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.console_errors = []
-    page.outside_requests = []
-    page.failed_responses = []
-    page.requested = []
+def watch(page, site_url: str) -> None:
+    """Record on ``page`` its console errors, every request that leaves 127.0.0.1 (none gets
+    out: ``CHROMIUM_ARGS``), every request the site answers with an error (a missing file),
+    and every URL requested; ``forget`` empties the records."""
+    forget(page)
+
+    def on_request(request):
+        page.requested.append(request.url)
+        if not request.url.startswith((f"{site_url}/", "data:")):
+            page.outside_requests.append(request.url)
+
     page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(msg.text))
-    page.on("request", lambda request: page.requested.append(request.url))
+    page.on("request", on_request)
     page.on(
         "response",
         lambda r: r.status >= 400 and page.failed_responses.append(f"{r.status} {r.url}"),
     )
     page.on("pageerror", lambda err: page.console_errors.append(str(err)))
 
-    def route(route):
-        url = route.request.url
-        if url.startswith(site_url) or url.startswith("data:"):
-            route.continue_()
-        else:
-            page.outside_requests.append(url)
-            route.abort()
 
-    page.route("**/*", route)
+def forget(page) -> None:
+    page.console_errors = []
+    page.outside_requests = []
+    page.failed_responses = []
+    page.requested = []
+
+
+def _new_page(browser, site_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch(page, site_url)
+    return context, page
+
+
+@pytest.fixture
+def page(browser, site_url):
+    """A page of its own (a new browser context) that records what ``watch`` records."""
+    context, page = _new_page(browser, site_url)
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def tab(browser, site_url):
+    """One tab for a module's pages, each loaded in turn as a reader goes from page to page,
+    recording what ``watch`` records (``forget`` before each page). Opening a tab costs
+    Chromium about as much processor time again as loading a page in it; the cache, the
+    storage and the fonts already drawn carry over from page to page, as they do for a
+    reader (a first visit with nothing cached is what ``test_weight`` measures)."""
+    context, page = _new_page(browser, site_url)
     yield page
     context.close()
 

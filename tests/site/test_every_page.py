@@ -1,5 +1,6 @@
 """Every page of the built site, loaded once: all the checks that look at a whole page run on
-that one load, in order, so that a page costs one visit however many checks it has.
+that one load, in order, so that a page costs one visit however many checks it has. The
+pages are loaded one after another in one tab (``tab``), as a reader goes from page to page.
 
 1. it loads with no console error, no request outside 127.0.0.1 and no missing file
    (``test_site``), checked when the visit ends, so that it covers every request the page
@@ -21,7 +22,7 @@ that one load, in order, so that a page costs one visit however many checks it h
 
 import pytest
 
-from tests.site.conftest import SITE, built_pages, zh_pages
+from tests.site.conftest import SITE, built_pages, forget, zh_pages
 from tests.site.test_accessibility import check_axe, check_code_wraps
 from tests.site.test_chinese import check_chinese
 from tests.site.test_explorers import check_keyboard
@@ -55,7 +56,9 @@ RESET_JS = """() => document.querySelectorAll('.aqa-explorer [data-aqa-control]'
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_page(page, site_url, path, tmp_path):
+def test_page(tab, site_url, path, tmp_path):
+    page = tab
+    forget(page)  # what the pages before this one did is theirs
     page.set_viewport_size({"width": DESKTOP, "height": 900})
     # "load" waits for every image and stylesheet; the fonts come after layout. (Waiting
     # for "networkidle" instead would cost half a second of silence on every page.)

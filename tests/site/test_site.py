@@ -84,3 +84,15 @@ def test_q04_explorer_responds_to_d_k(page, site_url):
     assert max_weight > 0.9, figures_after
     alt_after = explorer.locator("img.aqa-frame").get_attribute("alt")
     assert alt_after != alt_before and "d_k = 1024" in alt_after and "max weight" in alt_after
+
+
+def test_a_request_outside_is_recorded_and_gets_nowhere(page, site_url):
+    page.goto(f"{site_url}/book/intro.html", wait_until="load")
+    for url in ("http://example.com/x.js", "http://93.184.216.34/x.png"):  # a name, an address
+        answer = page.evaluate(f"fetch('{url}').then(() => 'answered', () => 'failed')")
+        assert answer == "failed", url
+    assert page.outside_requests == ["http://example.com/x.js", "http://93.184.216.34/x.png"]
+    assert len(page.console_errors) == 2  # each failed request is an error in the console too
+    page.console_errors = []
+    with pytest.raises(AssertionError, match="outside 127.0.0.1"):
+        check_offline_without_errors(page, "book/intro.html")
