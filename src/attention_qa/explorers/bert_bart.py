@@ -15,7 +15,7 @@ import torch
 
 from attention_qa.objectives import BART_NOISES, bart_noise, bert_inputs
 from attention_qa.panel import Control, Explorer, Frame, View
-from attention_qa.panel.plots import boxes, cell_patches
+from attention_qa.panel.plots import KeptText, boxes, cell_patches
 
 # BERT: a tiny WordPiece vocabulary, enough for the three sentences
 BERT_VOCAB = ["[PAD]", "[CLS]", "[SEP]", "my", "dog", "is", "cute", "he", "likes", "play",
@@ -158,8 +158,11 @@ class BertBartView(View):
         self.bart_cells = _column_cells(self.bart_ax, 1, BART_WIDTH)
         for i, word in enumerate(DOCUMENT):  # the target is always the document
             self.bart_ax.text(0, i, word, ha="center", va="center")
-        self.bart_text = [self.bart_ax.text(1, i, " ", ha="center", va="center",
-                                            animated=True) for i in range(BART_WIDTH)]
+        # a word that comes back to its row is pasted, not drawn again (KeptText)
+        self.bart_text = [KeptText(1, i, " ", ha="center", va="center", animated=True)
+                          for i in range(BART_WIDTH)]
+        for text in self.bart_text:
+            self.bart_ax.add_artist(text)
         for ax, title, columns in ((self.bert_ax, "BERT's input", BERT_COLUMNS),
                                    (self.bart_ax, "BART", BART_COLUMNS)):
             ax.set_title(title)
