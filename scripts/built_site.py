@@ -6,6 +6,7 @@ import functools
 import http.server
 import os
 import shutil
+import socket
 import threading
 from pathlib import Path
 
@@ -20,10 +21,6 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    # Nothing leaves the machine: every request to another host goes to a proxy that is not
-    # there and fails at once (Chromium sends 127.0.0.1 past any proxy), so a page that asks
-    # for something outside is seen asking (the site tests record it) and never waits.
-    "--proxy-server=http://127.0.0.1:9",
 ]
 
 
@@ -46,13 +43,21 @@ def serve(site: Path = SITE):
 
 @contextlib.contextmanager
 def chromium():
-    """Headless Chromium (Debian's), closed when the block ends."""
+    """Headless Chromium (Debian's), closed when the block ends.
+
+    Nothing it asks for leaves the machine: its proxy is a port of 127.0.0.1 held here and
+    never listened on, so a request to another host is refused at once (Chromium sends
+    loopback addresses past a proxy) — a page that asks for something outside is seen asking
+    (the site tests record it) and never waits for an answer."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         raise SystemExit(f"Chromium not found at {CHROMIUM}: install Debian's chromium package")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with socket.socket() as closed, sync_playwright() as p:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: a connection is refused
+        proxy = f"--proxy-server=http://127.0.0.1:{closed.getsockname()[1]}"
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=[*CHROMIUM_ARGS, proxy])
         try:
             yield browser
         finally:

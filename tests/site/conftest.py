@@ -29,23 +29,30 @@ def browser():
 
 
 def watch(page, site_url: str) -> None:
-    """Record on ``page`` its console errors, every request that leaves 127.0.0.1 (none gets
-    out: ``CHROMIUM_ARGS``), every request the site answers with an error (a missing file),
-    and every URL requested; ``forget`` empties the records."""
+    """Record on ``page`` its console errors, every request its browser context makes outside
+    the site (none gets out of the machine: ``built_site.chromium``), web sockets included,
+    every request the site answers with an error (a missing file), and every URL requested;
+    ``forget`` empties the records."""
     forget(page)
+
+    def outside(url: str) -> bool:
+        return not url.startswith((f"{site_url}/", "data:"))
 
     def on_request(request):
         page.requested.append(request.url)
-        if not request.url.startswith((f"{site_url}/", "data:")):
+        if outside(request.url):
             page.outside_requests.append(request.url)
 
     page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(msg.text))
-    page.on("request", on_request)
+    page.context.on("request", on_request)  # the page's, and any worker's or popup's
+    page.on("websocket", lambda ws: outside(ws.url) and page.outside_requests.append(ws.url))
     page.on(
         "response",
         lambda r: r.status >= 400 and page.failed_responses.append(f"{r.status} {r.url}"),
     )
     page.on("pageerror", lambda err: page.console_errors.append(str(err)))
+    page.crashed = False
+    page.on("crash", lambda _: setattr(page, "crashed", True))
 
 
 def forget(page) -> None:
@@ -71,15 +78,38 @@ def page(browser, site_url):
 
 
 @pytest.fixture(scope="module")
-def tab(browser, site_url):
+def _tabs(browser, site_url):
+    """The module's open tab (``tab``) and every context opened for one."""
+    tabs = {"page": None, "contexts": []}
+    yield tabs
+    for context in tabs["contexts"]:
+        context.close()
+
+
+@pytest.fixture
+def tab(_tabs, browser, site_url):
     """One tab for a module's pages, each loaded in turn as a reader goes from page to page,
-    recording what ``watch`` records (``forget`` before each page). Opening a tab costs
-    Chromium about as much processor time again as loading a page in it; the cache, the
-    storage and the fonts already drawn carry over from page to page, as they do for a
-    reader (a first visit with nothing cached is what ``test_weight`` measures)."""
-    context, page = _new_page(browser, site_url)
+    recording what ``watch`` records. Opening a tab costs Chromium about as much processor
+    time again as loading a page in it. The cache and the fonts already drawn carry over
+    from page to page, as they do for a reader (a first visit, nothing cached, is what
+    ``test_weight`` measures); the test ends its page with ``leave``, which empties the
+    page's storage. A page whose test did not reach ``leave`` (it failed), or whose tab
+    crashed, leaves its tab behind: the next page gets a new one."""
+    page = _tabs["page"]
+    if page is None or not page.left or page.crashed:
+        context, page = _new_page(browser, site_url)
+        _tabs["contexts"].append(context)
+        _tabs["page"] = page
+    page.left = False
     yield page
-    context.close()
+
+
+def leave(page) -> None:
+    """End a page's visit in ``tab``: empty its storage (so the next page starts as a first
+    one would), which also takes in every event the page has sent so far, and mark the tab
+    fit for the next page."""
+    page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+    page.left = True
 
 
 def built_pages(site: Path = SITE) -> list[str]:

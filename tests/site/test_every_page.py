@@ -22,7 +22,7 @@ pages are loaded one after another in one tab (``tab``), as a reader goes from p
 
 import pytest
 
-from tests.site.conftest import SITE, built_pages, forget, zh_pages
+from tests.site.conftest import SITE, built_pages, forget, leave, zh_pages
 from tests.site.test_accessibility import check_axe, check_code_wraps
 from tests.site.test_chinese import check_chinese
 from tests.site.test_explorers import check_keyboard
@@ -58,8 +58,8 @@ RESET_JS = """() => document.querySelectorAll('.aqa-explorer [data-aqa-control]'
 @pytest.mark.parametrize("path", PAGES)
 def test_page(tab, site_url, path, tmp_path):
     page = tab
-    forget(page)  # what the pages before this one did is theirs
     page.set_viewport_size({"width": DESKTOP, "height": 900})
+    forget(page)  # what the pages before this one did is theirs
     # "load" waits for every image and stylesheet; the fonts come after layout. (Waiting
     # for "networkidle" instead would cost half a second of silence on every page.)
     page.goto(f"{site_url}/{path}", wait_until="load")
@@ -68,6 +68,7 @@ def test_page(tab, site_url, path, tmp_path):
         page.wait_for_url(f"{site_url}/{path.replace('index', 'book/intro')}", wait_until="load")
         if not chinese:
             check_axe(page, path)
+        leave(page)
         check_offline_without_errors(page, path)
         return
     page.evaluate("() => document.fonts.ready.then(() => true)")
@@ -85,6 +86,7 @@ def test_page(tab, site_url, path, tmp_path):
         page.evaluate(RESET_JS)  # every control back to its default, as the page loaded
         check_keyboard(page, path)
     check_printed_question(page, path, tmp_path)
+    leave(page)
     check_offline_without_errors(page, path)
 
 

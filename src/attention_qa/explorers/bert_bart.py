@@ -159,8 +159,8 @@ class BertBartView(View):
         for i, word in enumerate(DOCUMENT):  # the target is always the document
             self.bart_ax.text(0, i, word, ha="center", va="center")
         # a word that comes back to its row is pasted, not drawn again (KeptText)
-        self.bart_text = [KeptText(1, i, " ", ha="center", va="center", animated=True)
-                          for i in range(BART_WIDTH)]
+        self.bart_text = [KeptText(1, i, " ", ha="center", va="center", animated=True,
+                                   clip_on=False) for i in range(BART_WIDTH)]
         for text in self.bart_text:
             self.bart_ax.add_artist(text)
         for ax, title, columns in ((self.bert_ax, "BERT's input", BERT_COLUMNS),

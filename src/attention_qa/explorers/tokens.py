@@ -57,8 +57,7 @@ class TokenStrips(View):
             n_bytes = len(text.encode("utf-8"))
             # one bar per byte, in one collection: a frame colours them all at once
             middles = np.arange(n_bytes)
-            self.bars[name] = cell_patches(ax, boxes(middles - 0.5, middles + 0.5, 0, 1),
-                                           antialiased=True)
+            self.bars[name] = cell_patches(ax, boxes(middles - 0.5, middles + 0.5, 0, 1))
             starts, offset = [], 0
             for ch in text:
                 starts.append(offset)

@@ -15,12 +15,13 @@ def boxes(x0, x1, y0, y1) -> list:
     return [[(a, c), (b, c), (b, d), (a, d)] for a, b, c, d in zip(x0, x1, y0, y1, strict=True)]
 
 
-def cell_patches(ax, corners: list, antialiased: bool = False) -> PolyCollection:
+def cell_patches(ax, corners: list) -> PolyCollection:
     """One polygon per cell, coloured on each frame by ``set_facecolor``, added to ``ax``
-    without moving its limits. One collection is drawn in one call: about a tenth of the
-    time an image (resampled on every draw) or one patch per cell takes. A grid of cells
-    fills the pixels an image of the same colours fills (tested)."""
-    cells = PolyCollection(corners, edgecolors="none", antialiased=antialiased, animated=True)
+    without moving its limits. One collection is drawn in one call: several times faster
+    than an image (resampled on every draw) or one patch per cell (q13's weights, q31's
+    bars). Without antialiasing, a grid of cells fills the pixels an image of the same
+    colours fills (tested), and neighbouring cells meet without a seam."""
+    cells = PolyCollection(corners, edgecolors="none", antialiased=False, animated=True)
     return ax.add_collection(cells, autolim=False)
 
 
