@@ -67,10 +67,31 @@ def translator(srcdir: Path, language: str | None):
 
     if not language or language == "en":
         return ENGLISH
+    require_fonts(language)
     path = srcdir / EXPLORER_TABLE.format(language=language)
     if not path.exists():
         raise ExtensionError(f"no table of the explorers' words for {language}: {path}")
     return _table_translator(path, language, path.stat().st_mtime_ns)
+
+
+def require_fonts(language: str) -> None:
+    """Stop the build if matplotlib cannot find a font the pictures of ``language`` draw with
+    (``attention_qa.panel.i18n.FONTS``): it would draw each missing glyph as an empty box,
+    and only warn."""
+    from matplotlib import font_manager
+
+    from attention_qa.panel.i18n import FONTS
+
+    for family in FONTS.get(language, []):
+        try:
+            font_manager.findfont(family, fallback_to_default=False)
+        except ValueError:
+            raise ExtensionError(
+                f"the {language} explorer pictures draw with the font {family!r}, which "
+                "matplotlib cannot find: install it (Debian: fonts-noto-cjk); if it is "
+                "installed, matplotlib's list of fonts predates it: delete the fontlist-*.json "
+                f"in {os.environ.get('MPLCONFIGDIR', 'its config folder')} and build again"
+            ) from None
 
 
 @cache

@@ -69,3 +69,12 @@ def test_pages_with_explorers_are_read_again_when_the_package_changes():
     assert book_frames.outdated_with_the_package(None, env, set(), set(), set()) == []
     env.aqa_frames_fingerprint = "an older package"
     assert len(book_frames.outdated_with_the_package(None, env, set(), set(), set())) == 2
+
+
+def test_a_font_the_pictures_need_and_matplotlib_lacks_stops_the_build(monkeypatch):
+    from attention_qa.panel import i18n
+
+    book_frames.require_fonts("zh_CN")  # the machine that builds the book has them
+    monkeypatch.setitem(i18n.FONTS, "zh_CN", ["DejaVu Sans", "No Such Font SC"])
+    with pytest.raises(ExtensionError, match="'No Such Font SC', which matplotlib cannot find"):
+        book_frames.require_fonts("zh_CN")
