@@ -108,3 +108,42 @@ def test_a_kernel_killed_by_jupyter_takes_what_it_started_with_it(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     assert seen == {"forked": True, "kernel": False, "child": False}
+
+
+# Runs inside `kernel_forks.py run`: starts a kernel, interrupts a cell that would sleep a
+# minute (as Jupyter's stop button does: a signal to the kernel's process, here the kernel
+# command, which passes it on), then runs another cell in the same kernel.
+INTERRUPT = r"""
+import json, os, time
+from jupyter_client.manager import start_new_kernel
+
+manager, client = start_new_kernel(kernel_name="python3")
+seen = []
+client.execute_interactive("import os; print(os.getppid())", timeout=60,
+                           output_hook=lambda msg: seen.append(msg["content"].get("text", "")))
+forked = int("".join(seen)) == os.getppid()
+started = time.monotonic()
+client.execute("import time; time.sleep(60)")
+time.sleep(1)  # the cell is running
+manager.interrupt_kernel()
+reply = client.get_shell_msg(timeout=30)
+interrupted = {"status": reply["content"]["status"], "ename": reply["content"].get("ename"),
+               "seconds": time.monotonic() - started}
+after = client.execute_interactive("1 + 1", timeout=30, output_hook=lambda msg: None)
+client.stop_channels()
+manager.shutdown_kernel(now=True)
+print(json.dumps({"forked": forked, **interrupted, "after": after["content"]["status"]}))
+"""
+
+
+def test_interrupting_a_forked_kernel_stops_the_cell_and_keeps_the_kernel(tmp_path):
+    script = tmp_path / "interrupt.py"
+    script.write_text(INTERRUPT)
+    command = [sys.executable, str(ROOT / "scripts" / "kernel_forks.py"), "run",
+               sys.executable, str(script)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["forked"] is True
+    assert (seen["status"], seen["ename"], seen["after"]) == ("error", "KeyboardInterrupt", "ok")
+    assert seen["seconds"] < 50  # stopped, not slept out
