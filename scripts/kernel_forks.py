@@ -58,6 +58,8 @@ PRELOAD = ("numpy", "torch", "matplotlib.pyplot", "attention_qa.checks")
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 HERE = str(Path(__file__).resolve().parent)
 STREAMS = 3  # stdin, stdout, stderr; then the read end of the kernel command's pipe
+# What the kernel command passes on to the kernel (interrupt, terminate, hang up, quit)
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def _startup_settings(env) -> dict:
@@ -102,7 +104,7 @@ def kernel(argv: list[str]) -> int:
     if not path:
         os.execv(sys.executable, ordinary)
     pending: list[int] = []  # signals that came before the kernel did
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    for signum in FORWARDED:
         signal.signal(signum, lambda s, _f: pending.append(s))
     alive, watch = os.pipe()  # the kernel watches `alive`: end of file when this process ends
     conn = socket.socket(socket.AF_UNIX)
@@ -117,11 +119,11 @@ def kernel(argv: list[str]) -> int:
     if not answer or "pid" not in answer:  # no server, or other settings: start it here
         conn.close()
         os.close(watch)
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        for signum in FORWARDED:
             signal.signal(signum, signal.SIG_DFL)
         os.execv(sys.executable, ordinary)
     group = answer["pid"]  # the kernel leads its own process group
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    for signum in FORWARDED:
         signal.signal(signum, lambda s, _f: _forward(group, s))
     for signum in pending:
         _forward(group, signum)

@@ -99,14 +99,19 @@ print(json.dumps({"forked": forked, "kernel": alive(kernel), "child": alive(chil
 """
 
 
-def test_a_kernel_killed_by_jupyter_takes_what_it_started_with_it(tmp_path):
-    script = tmp_path / "kill.py"
-    script.write_text(KILL)
+def _under_forks(tmp_path, script: str) -> dict:
+    """What ``script`` printed last (JSON), run inside ``kernel_forks.py run``."""
+    path = tmp_path / "script.py"
+    path.write_text(script)
     command = [sys.executable, str(ROOT / "scripts" / "kernel_forks.py"), "run",
-               sys.executable, str(script)]
+               sys.executable, str(path)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_a_kernel_killed_by_jupyter_takes_what_it_started_with_it(tmp_path):
+    seen = _under_forks(tmp_path, KILL)
     assert seen == {"forked": True, "kernel": False, "child": False}
 
 
@@ -137,13 +142,7 @@ print(json.dumps({"forked": forked, **interrupted, "after": after["content"]["st
 
 
 def test_interrupting_a_forked_kernel_stops_the_cell_and_keeps_the_kernel(tmp_path):
-    script = tmp_path / "interrupt.py"
-    script.write_text(INTERRUPT)
-    command = [sys.executable, str(ROOT / "scripts" / "kernel_forks.py"), "run",
-               sys.executable, str(script)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-2000:]
-    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    seen = _under_forks(tmp_path, INTERRUPT)
     assert seen["forked"] is True
     assert (seen["status"], seen["ename"], seen["after"]) == ("error", "KeyboardInterrupt", "ok")
     assert seen["seconds"] < 50  # stopped, not slept out

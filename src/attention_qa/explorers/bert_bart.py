@@ -105,8 +105,7 @@ def _show(ax, rgba, **kwargs):
 
 def _column_cells(ax, column: int, rows: int, k: int = 8):
     """One rectangle per cell of ``column``, filling what ``_cells`` colours (all but the
-    white line along each cell's top and left): moving colours, drawn in a tenth of the
-    time an image takes."""
+    white line along each cell's top and left), for colours that move (``cell_patches``)."""
     line, top = 1 / k, np.arange(rows) - 0.5
     return cell_patches(ax, boxes(column - 0.5 + line, column + 0.5, top + line, top + 1))
 
